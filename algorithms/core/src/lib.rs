@@ -1,0 +1,21 @@
+//! Shared numerics for random-partition and random-feature kernel methods.
+//!
+//! * [`kernel`]: exact kernels (the Laplace kernel `exp(-λ‖x − x'‖₁)` that the Mondrian kernel,
+//!   random binning and Laplace random Fourier features all approximate);
+//! * [`one_hot`]: sparse feature matrices with exactly one non-zero per block and row (Mondrian
+//!   and random-binning features);
+//! * [`approximation`]: the kernel-approximation error of nested prefixes of a random feature map
+//!   (The Mondrian Kernel, Fig. 5);
+//! * [`ridge`]: ridge regression on dense features by Cholesky;
+//! * [`metrics`]: error measures used by the papers.
+//!
+//! The crate depends on no harness code: every item is usable on its own.
+
+pub mod approximation;
+pub mod kernel;
+pub mod metrics;
+pub mod one_hot;
+pub mod ridge;
+
+mod error;
+pub use error::CoreError;

@@ -1,0 +1,21 @@
+//! The Mondrian process and the Mondrian kernel (Balog, Lakshminarayanan, Ghahramani, Roy, Teh;
+//! *The Mondrian Kernel*, UAI 2016).
+//!
+//! * [`process`]: the Mondrian process MP(λ, box) of Roy & Teh (2009): competing exponential
+//!   clocks, cut time `~ Exp(linear dimension)`, dimension chosen proportionally to side length,
+//!   location uniform;
+//! * [`tree`]: one Mondrian tree restricted to a finite point set (the construction of the paper
+//!   and of the authors' code: every cell's box is the bounding box of its own points);
+//! * [`forest`]: M independent trees and the Mondrian kernel feature map
+//!   `φ(x) ∈ {0, 1/√M}^C` with exactly M non-zeros, whose inner products estimate the Laplace
+//!   kernel `exp(−λ‖x − x'‖₁)`.
+
+pub mod forest;
+pub mod process;
+pub mod tree;
+
+mod error;
+pub use error::MondrianError;
+pub use forest::MondrianForest;
+pub use process::{sample_box_partition, sample_cut, AxisBox, Cut};
+pub use tree::{MondrianTree, Split};

@@ -1,0 +1,272 @@
+//! One Mondrian tree restricted to a finite point set.
+//!
+//! As in the paper's construction (and the authors' code), a cell holds the indices of its points
+//! and its box is the bounding box of *those points*: a cut outside the box separates none of
+//! them, so the partition of the points has the law of MP(λ, ℝ^D) restricted to them
+//! (projectivity). Cuts are processed in time order from a min-heap, so the tree sampled to a
+//! lifetime Λ, stopped at λ < Λ, is exactly the tree sampled to λ from the same stream (nesting:
+//! the draws for events up to λ happen in the same order in both).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use ndarray::ArrayView2;
+use rand::Rng;
+
+use crate::error::{check_lifetime, MondrianError};
+use crate::process::{sample_cut, Cut};
+
+/// A cut that happened: node `node` was split at `time` into `left` (`x_d <= location`) and
+/// `right`. Node ids are local to the tree: the root is 0 and each split creates the next two.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Split {
+    pub time: f64,
+    pub node: u32,
+    pub dimension: usize,
+    pub location: f64,
+    pub left: u32,
+    pub right: u32,
+}
+
+/// A Mondrian tree on the rows of a data matrix, sampled to a terminal lifetime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MondrianTree {
+    lifetime: f64,
+    splits: Vec<Split>,
+    n_nodes: u32,
+    leaf_of_point: Vec<u32>,
+}
+
+/// A scheduled cut of `node`, ordered by time (then node id) for a min-heap.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    cut: Cut,
+    node: u32,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Pending {
+    /// Reversed so that `BinaryHeap` pops the earliest cut first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .cut
+            .time
+            .total_cmp(&self.cut.time)
+            .then_with(|| other.node.cmp(&self.node))
+    }
+}
+
+/// The points of every node as ranges of one permutation of the row indices.
+struct Cells<'a> {
+    x: ArrayView2<'a, f64>,
+    order: Vec<u32>,
+    range: Vec<(usize, usize)>,
+    scratch: Vec<u32>,
+}
+
+impl<'a> Cells<'a> {
+    fn new(x: ArrayView2<'a, f64>) -> Self {
+        Self {
+            x,
+            order: (0..x.nrows() as u32).collect(),
+            range: vec![(0, x.nrows())],
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Bounding box of the points of `node`.
+    fn bounds(&self, node: u32) -> (Vec<f64>, Vec<f64>) {
+        let (start, end) = self.range[node as usize];
+        let dims = self.x.ncols();
+        let mut lower = vec![f64::INFINITY; dims];
+        let mut upper = vec![f64::NEG_INFINITY; dims];
+        for &i in &self.order[start..end] {
+            for (d, &v) in self.x.row(i as usize).iter().enumerate() {
+                lower[d] = lower[d].min(v);
+                upper[d] = upper[d].max(v);
+            }
+        }
+        (lower, upper)
+    }
+
+    /// Stable partition of `node`'s points by `x_d <= location`; returns the number going left.
+    fn partition(&mut self, node: u32, dimension: usize, location: f64) -> usize {
+        let (start, end) = self.range[node as usize];
+        self.scratch.clear();
+        let mut n_left = 0;
+        for k in start..end {
+            let i = self.order[k];
+            if self.x[[i as usize, dimension]] <= location {
+                self.order[start + n_left] = i;
+                n_left += 1;
+            } else {
+                self.scratch.push(i);
+            }
+        }
+        self.order[start + n_left..end].copy_from_slice(&self.scratch);
+        n_left
+    }
+
+    /// Records the children of `node` (left first) given its partition.
+    fn add_children(&mut self, node: u32, n_left: usize) -> (u32, u32) {
+        let (start, end) = self.range[node as usize];
+        let left = self.range.len() as u32;
+        self.range.push((start, start + n_left));
+        self.range.push((start + n_left, end));
+        (left, left + 1)
+    }
+}
+
+impl MondrianTree {
+    /// Samples a Mondrian tree with lifetime λ on the rows of `x` (N × D), restricted to the data.
+    pub fn sample<R: Rng + ?Sized>(
+        x: ArrayView2<f64>,
+        lifetime: f64,
+        rng: &mut R,
+    ) -> Result<Self, MondrianError> {
+        check_lifetime(lifetime)?;
+        check_data(x)?;
+        let mut cells = Cells::new(x);
+        let mut heap = BinaryHeap::new();
+        let mut splits = Vec::new();
+        schedule(&cells, 0, 0.0, lifetime, rng, &mut heap);
+        while let Some(Pending { cut, node }) = heap.pop() {
+            let n_left = cells.partition(node, cut.dimension, cut.location);
+            let (start, end) = cells.range[node as usize];
+            if n_left == 0 || n_left == end - start {
+                // Only floating-point rounding of the location to a box edge gets here; the cut
+                // separates nothing, and by memorylessness the cell simply waits for its next cut.
+                schedule(&cells, node, cut.time, lifetime, rng, &mut heap);
+                continue;
+            }
+            let (left, right) = cells.add_children(node, n_left);
+            splits.push(Split {
+                time: cut.time,
+                node,
+                dimension: cut.dimension,
+                location: cut.location,
+                left,
+                right,
+            });
+            schedule(&cells, left, cut.time, lifetime, rng, &mut heap);
+            schedule(&cells, right, cut.time, lifetime, rng, &mut heap);
+        }
+        let n_nodes = cells.range.len() as u32;
+        let leaf_of_point = leaves_from_cells(&cells, &splits);
+        Ok(Self {
+            lifetime,
+            splits,
+            n_nodes,
+            leaf_of_point,
+        })
+    }
+
+    /// The terminal lifetime the tree was sampled to.
+    pub fn lifetime(&self) -> f64 {
+        self.lifetime
+    }
+
+    /// The splits in time order.
+    pub fn splits(&self) -> &[Split] {
+        &self.splits
+    }
+
+    /// Number of node ids used (root, internal and leaves): `1 + 2 · #splits`.
+    pub fn n_nodes(&self) -> u32 {
+        self.n_nodes
+    }
+
+    /// Number of leaves at the terminal lifetime: `1 + #splits`.
+    pub fn n_leaves(&self) -> usize {
+        self.splits.len() + 1
+    }
+
+    /// The leaf (node id) of every point at the terminal lifetime.
+    pub fn leaf_of_point(&self) -> &[u32] {
+        &self.leaf_of_point
+    }
+
+    /// The leaf of every point at lifetime `λ <= Λ`: the partition after all splits with
+    /// `time <= λ`. `x` must be the data the tree was sampled on.
+    pub fn leaves_at(&self, x: ArrayView2<f64>, lifetime: f64) -> Result<Vec<u32>, MondrianError> {
+        check_lifetime(lifetime)?;
+        if x.nrows() != self.leaf_of_point.len() {
+            return Err(MondrianError::EmptyInput {
+                rows: x.nrows(),
+                columns: x.ncols(),
+            });
+        }
+        let mut cells = Cells::new(x);
+        let mut applied = Vec::new();
+        for split in self.splits.iter().take_while(|s| s.time <= lifetime) {
+            // Ids are assigned in split order, so replaying a prefix reproduces them.
+            let n_left = cells.partition(split.node, split.dimension, split.location);
+            cells.add_children(split.node, n_left);
+            applied.push(*split);
+        }
+        Ok(leaves_from_cells(&cells, &applied))
+    }
+}
+
+fn schedule<R: Rng + ?Sized>(
+    cells: &Cells,
+    node: u32,
+    birth: f64,
+    lifetime: f64,
+    rng: &mut R,
+    heap: &mut BinaryHeap<Pending>,
+) {
+    let (lower, upper) = cells.bounds(node);
+    if let Some(cut) = sample_cut(&lower, &upper, birth, rng) {
+        if cut.time < lifetime {
+            heap.push(Pending { cut, node });
+        }
+    }
+}
+
+fn leaves_from_cells(cells: &Cells, splits: &[Split]) -> Vec<u32> {
+    let mut is_leaf = vec![true; cells.range.len()];
+    for s in splits {
+        is_leaf[s.node as usize] = false;
+    }
+    let mut leaf_of_point = vec![0u32; cells.order.len()];
+    for (node, &(start, end)) in cells.range.iter().enumerate() {
+        if is_leaf[node] {
+            for &i in &cells.order[start..end] {
+                leaf_of_point[i as usize] = node as u32;
+            }
+        }
+    }
+    leaf_of_point
+}
+
+pub(crate) fn check_data(x: ArrayView2<f64>) -> Result<(), MondrianError> {
+    if x.nrows() == 0 || x.ncols() == 0 {
+        return Err(MondrianError::EmptyInput {
+            rows: x.nrows(),
+            columns: x.ncols(),
+        });
+    }
+    if x.nrows() > u32::MAX as usize / 2 {
+        return Err(MondrianError::EmptyInput {
+            rows: x.nrows(),
+            columns: x.ncols(),
+        });
+    }
+    for ((row, column), &value) in x.indexed_iter() {
+        if !value.is_finite() {
+            return Err(MondrianError::NonFiniteInput { row, column, value });
+        }
+    }
+    Ok(())
+}

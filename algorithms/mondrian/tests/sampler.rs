@@ -1,0 +1,255 @@
+//! Statistical tests of the Mondrian samplers against the laws stated by Roy & Teh (2009) and
+//! Balog et al. (2016). Every test uses a fixed seed; the tolerances are stated at each assert
+//! (4 standard errors, or the 1 % critical value of the Kolmogorov-Smirnov statistic).
+
+use kernel_core::kernel::laplace;
+use mondrian::{sample_box_partition, sample_cut, AxisBox, MondrianError, MondrianForest, MondrianTree};
+use ndarray::{array, Array2};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Kolmogorov-Smirnov statistic of `samples` against the continuous CDF `cdf`.
+fn ks_statistic(mut samples: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len() as f64;
+    samples
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let f = cdf(x);
+            (f - i as f64 / n).abs().max((f - (i + 1) as f64 / n).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Critical value of the KS statistic at level 1 %.
+fn ks_critical(n: usize) -> f64 {
+    1.63 / (n as f64).sqrt()
+}
+
+fn mean_and_standard_error(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, (var / n).sqrt())
+}
+
+#[test]
+fn expected_number_of_cells_is_product_of_one_plus_lifetime_times_side() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let domain = AxisBox::new(vec![0.0, 0.0], vec![1.0, 2.0]).unwrap();
+    let lifetime = 2.0;
+    let counts: Vec<f64> = (0..4000)
+        .map(|_| sample_box_partition(&domain, lifetime, &mut rng).unwrap().len() as f64)
+        .collect();
+    let expected = (1.0 + lifetime * 1.0) * (1.0 + lifetime * 2.0);
+    let (mean, se) = mean_and_standard_error(&counts);
+    assert!((mean - expected).abs() < 4.0 * se, "mean {mean} vs {expected} (se {se})");
+}
+
+#[test]
+fn cut_time_dimension_and_location_follow_their_laws() {
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let lower = [0.0, -1.0, 2.0];
+    let upper = [1.0, 1.0, 2.5];
+    let sides = [1.0, 2.0, 0.5];
+    let rate: f64 = sides.iter().sum();
+    let n = 20_000;
+    let cuts: Vec<_> = (0..n)
+        .map(|_| sample_cut(&lower, &upper, 0.3, &mut rng).unwrap())
+        .collect();
+    // Cut time - birth ~ Exp(linear dimension).
+    let times: Vec<f64> = cuts.iter().map(|c| c.time - 0.3).collect();
+    let d = ks_statistic(times, |t| 1.0 - (-rate * t).exp());
+    assert!(d < ks_critical(n), "cut-time KS statistic {d}");
+    // Dimension chosen with probability side / linear dimension.
+    for (dim, side) in sides.iter().enumerate() {
+        let p = side / rate;
+        let count = cuts.iter().filter(|c| c.dimension == dim).count() as f64;
+        let se = (n as f64 * p * (1.0 - p)).sqrt();
+        assert!((count - n as f64 * p).abs() < 4.0 * se, "dimension {dim}: {count}");
+    }
+    // Location uniform on the chosen side.
+    let relative: Vec<f64> = cuts
+        .iter()
+        .map(|c| (c.location - lower[c.dimension]) / sides[c.dimension])
+        .collect();
+    let d = ks_statistic(relative, |u| u.clamp(0.0, 1.0));
+    assert!(d < ks_critical(n), "location KS statistic {d}");
+}
+
+#[test]
+fn degenerate_box_is_never_cut() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    assert!(sample_cut(&[0.5, 0.5], &[0.5, 0.5], 0.0, &mut rng).is_none());
+}
+
+#[test]
+fn projectivity_restriction_to_sub_box_is_a_mondrian_of_the_sub_box() {
+    // Cells of MP(λ, [0,1]²) meeting the sub-box S are the cells of MP(λ, S): their expected
+    // number is Π_d (1 + λ |S_d|).
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let domain = AxisBox::new(vec![0.0, 0.0], vec![1.0, 1.0]).unwrap();
+    let sub = AxisBox::new(vec![0.2, 0.1], vec![0.6, 0.4]).unwrap();
+    let lifetime = 3.0;
+    let counts: Vec<f64> = (0..4000)
+        .map(|_| {
+            sample_box_partition(&domain, lifetime, &mut rng)
+                .unwrap()
+                .iter()
+                .filter(|cell| cell.intersects(&sub))
+                .count() as f64
+        })
+        .collect();
+    let expected = (1.0 + lifetime * 0.4) * (1.0 + lifetime * 0.3);
+    let (mean, se) = mean_and_standard_error(&counts);
+    assert!((mean - expected).abs() < 4.0 * se, "mean {mean} vs {expected} (se {se})");
+}
+
+#[test]
+fn data_restricted_tree_has_the_law_of_the_full_mondrian_on_the_points() {
+    // Number of leaves of a tree restricted to the points = number of non-empty cells of the
+    // full-box Mondrian on the points' bounding box (same law, by projectivity).
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    let x = Array2::from_shape_fn((60, 2), |_| rng.random::<f64>());
+    let lower = vec![x.column(0).fold(1.0, |a: f64, &b| a.min(b)), x.column(1).fold(1.0, |a: f64, &b| a.min(b))];
+    let upper = vec![x.column(0).fold(0.0, |a: f64, &b| a.max(b)), x.column(1).fold(0.0, |a: f64, &b| a.max(b))];
+    let domain = AxisBox::new(lower, upper).unwrap();
+    let lifetime = 4.0;
+    let trials = 3000;
+    let tree_leaves: Vec<f64> = (0..trials)
+        .map(|_| MondrianTree::sample(x.view(), lifetime, &mut rng).unwrap().n_leaves() as f64)
+        .collect();
+    let full_nonempty: Vec<f64> = (0..trials)
+        .map(|_| {
+            sample_box_partition(&domain, lifetime, &mut rng)
+                .unwrap()
+                .iter()
+                .filter(|cell| {
+                    x.rows().into_iter().any(|p| {
+                        (0..2).all(|d| cell.lower[d] <= p[d] && p[d] <= cell.upper[d])
+                    })
+                })
+                .count() as f64
+        })
+        .collect();
+    let (m1, se1) = mean_and_standard_error(&tree_leaves);
+    let (m2, se2) = mean_and_standard_error(&full_nonempty);
+    let se = (se1 * se1 + se2 * se2).sqrt();
+    assert!((m1 - m2).abs() < 4.0 * se, "tree {m1} vs full box {m2} (se {se})");
+}
+
+#[test]
+fn two_points_separate_at_an_exponential_time_with_rate_their_l1_distance() {
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let x = array![[0.1, 0.7], [0.4, 0.5]];
+    let distance = 0.5;
+    let n = 5000;
+    let times: Vec<f64> = (0..n)
+        .map(|_| MondrianTree::sample(x.view(), 1e6, &mut rng).unwrap().splits()[0].time)
+        .collect();
+    let d = ks_statistic(times, |t| 1.0 - (-distance * t).exp());
+    assert!(d < ks_critical(n), "separation-time KS statistic {d}");
+}
+
+#[test]
+fn mondrian_kernel_converges_to_the_laplace_kernel() {
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    let x = array![[0.0, 0.0], [0.02, 0.01], [0.1, 0.0], [0.2, 0.15], [0.5, 0.3], [0.9, 1.0]];
+    let lifetime = 3.0;
+    let m = 4000;
+    let forest = MondrianForest::sample(x.view(), lifetime, m, &mut rng).unwrap();
+    let features = forest.features();
+    for i in 0..x.nrows() {
+        for j in 0..x.nrows() {
+            let estimate = features.agreements(i, j, m) as f64 / m as f64;
+            let exact = laplace(x.row(i), x.row(j), lifetime);
+            let se = (exact * (1.0 - exact) / m as f64).sqrt().max(1e-3);
+            assert!(
+                (estimate - exact).abs() < 4.0 * se,
+                "pair ({i}, {j}): {estimate} vs {exact} (se {se})"
+            );
+        }
+        assert_eq!(features.agreements(i, i, m), m, "diagonal is exactly 1");
+    }
+}
+
+#[test]
+fn feature_map_has_exactly_m_nonzeros_per_row() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let x = Array2::from_shape_fn((50, 3), |_| rng.random::<f64>());
+    let forest = MondrianForest::sample(x.view(), 5.0, 7, &mut rng).unwrap();
+    let features = forest.features();
+    assert_eq!(features.nnz(), 50 * 7);
+    for i in 0..50 {
+        let row = features.row(i);
+        for (b, &c) in row.iter().enumerate() {
+            // Each block's column lies in the block's own id range.
+            let offset: u32 = forest.trees()[..b].iter().map(|t| t.n_nodes()).sum();
+            assert!(c >= offset && c < offset + forest.trees()[b].n_nodes());
+        }
+    }
+}
+
+#[test]
+fn nesting_tree_stopped_at_a_smaller_lifetime_equals_a_direct_sample() {
+    let mut base = ChaCha8Rng::seed_from_u64(18);
+    let x = Array2::from_shape_fn((200, 2), |_| base.random::<f64>());
+    let seed = [7u8; 32];
+    let long = MondrianTree::sample(x.view(), 20.0, &mut ChaCha8Rng::from_seed(seed)).unwrap();
+    for lifetime in [0.5, 2.0, 7.5] {
+        let short =
+            MondrianTree::sample(x.view(), lifetime, &mut ChaCha8Rng::from_seed(seed)).unwrap();
+        assert_eq!(long.leaves_at(x.view(), lifetime).unwrap(), short.leaf_of_point());
+        let prefix: Vec<_> = long.splits().iter().take_while(|s| s.time <= lifetime).copied().collect();
+        assert_eq!(prefix, short.splits());
+        // The coarser partition is refined by the finer one: points sharing a leaf at the
+        // larger lifetime share one at the smaller lifetime.
+        let coarse = short.leaf_of_point();
+        let fine = long.leaf_of_point();
+        for i in 0..x.nrows() {
+            for j in 0..x.nrows() {
+                if fine[i] == fine[j] {
+                    assert_eq!(coarse[i], coarse[j]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn forest_does_not_depend_on_the_thread_count() {
+    let mut base = ChaCha8Rng::seed_from_u64(19);
+    let x = Array2::from_shape_fn((300, 3), |_| base.random::<f64>());
+    let sample = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            MondrianForest::sample(x.view(), 6.0, 16, &mut ChaCha8Rng::seed_from_u64(5)).unwrap()
+        })
+    };
+    assert_eq!(sample(1), sample(2));
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let x = array![[0.0, 1.0], [1.0, 0.0]];
+    assert_eq!(
+        MondrianTree::sample(x.view(), -1.0, &mut rng).unwrap_err(),
+        MondrianError::InvalidLifetime(-1.0)
+    );
+    assert!(MondrianTree::sample(x.view(), f64::INFINITY, &mut rng).is_err());
+    assert_eq!(
+        MondrianForest::sample(x.view(), 1.0, 0, &mut rng).unwrap_err(),
+        MondrianError::NoTrees
+    );
+    let bad = array![[0.0, f64::NAN]];
+    assert!(matches!(
+        MondrianTree::sample(bad.view(), 1.0, &mut rng),
+        Err(MondrianError::NonFiniteInput { row: 0, column: 1, .. })
+    ));
+    assert!(MondrianTree::sample(Array2::<f64>::zeros((0, 2)).view(), 1.0, &mut rng).is_err());
+    assert!(AxisBox::new(vec![1.0], vec![0.0]).is_err());
+    // Lifetime 0 is valid: no cuts, the kernel is constant 1.
+    assert_eq!(MondrianTree::sample(x.view(), 0.0, &mut rng).unwrap().n_leaves(), 1);
+}

@@ -1,0 +1,127 @@
+//! Random Fourier features for the Laplace kernel.
+//!
+//! The Laplace kernel factorises over dimensions, `Π_d e^{−λ|Δ_d|}`, and the Fourier transform of
+//! `e^{−λ|Δ|}` is the Cauchy density with scale λ. With `Ω = λ·Γ`, `Γ` a `D × R` matrix of
+//! standard Cauchy draws, `z(x) = [cos(xᵀΩ), sin(xᵀΩ)] ∈ ℝ^{2R}` (no random phase, no √2) gives
+//! `z(x)·z(x')/R = (1/R) Σ_r cos(ω_rᵀ(x − x'))`, unbiased for the kernel with diagonal exactly 1.
+
+use kernel_core::approximation::prefix_max_errors;
+use ndarray::{Array2, ArrayView2};
+use rand::Rng;
+use rand_distr::{Cauchy, Distribution};
+
+use crate::error::{check_count, check_input, FeatureError};
+
+/// A draw of R random frequencies for the Laplace kernel with lifetime λ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomFourierFeatures {
+    /// `Ω` (D × R), column r is frequency `ω_r`.
+    omega: Array2<f64>,
+}
+
+impl RandomFourierFeatures {
+    /// Draws `n_frequencies` (R) frequencies for `dim`-dimensional inputs. Draw order: row-major
+    /// over `(d, r)`.
+    pub fn sample<R: Rng + ?Sized>(
+        dim: usize,
+        n_frequencies: usize,
+        lifetime: f64,
+        rng: &mut R,
+    ) -> Result<Self, FeatureError> {
+        check_count("dimension", dim)?;
+        check_count("n_frequencies", n_frequencies)?;
+        if !(lifetime.is_finite() && lifetime >= 0.0) {
+            return Err(FeatureError::InvalidParameter {
+                name: "lifetime",
+                value: lifetime.to_string(),
+                expected: "a finite number >= 0",
+            });
+        }
+        let cauchy = Cauchy::new(0.0, 1.0).expect("unit Cauchy is valid");
+        let omega =
+            Array2::from_shape_fn((dim, n_frequencies), |_| lifetime * cauchy.sample(rng));
+        Ok(Self { omega })
+    }
+
+    /// Number of frequencies R (the map has 2R features).
+    pub fn n_frequencies(&self) -> usize {
+        self.omega.ncols()
+    }
+
+    /// The frequencies `Ω` (D × R).
+    pub fn omega(&self) -> ArrayView2<'_, f64> {
+        self.omega.view()
+    }
+
+    /// `Z = [cos(XΩ), sin(XΩ)]` (N × 2R), unscaled: frequency r owns columns r and R + r.
+    pub fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, FeatureError> {
+        check_input(x, self.omega.nrows())?;
+        let projection = x.dot(&self.omega);
+        let r = self.n_frequencies();
+        let mut z = Array2::zeros((x.nrows(), 2 * r));
+        for ((i, k), &p) in projection.indexed_iter() {
+            z[[i, k]] = p.cos();
+            z[[i, r + k]] = p.sin();
+        }
+        Ok(z)
+    }
+
+    /// `max_ij |K̂_R − K_ij|` for every prefix `R = 1..=n_frequencies` of this draw, where
+    /// `K̂_R = (1/R) Σ_{r<R} cos(ω_rᵀ(x_i − x_j))` and `exact` is the kernel on the rows of `x`.
+    pub fn prefix_max_errors(
+        &self,
+        x: ArrayView2<f64>,
+        exact: ArrayView2<f64>,
+    ) -> Result<Vec<f64>, FeatureError> {
+        let z = self.transform(x)?;
+        let r = self.n_frequencies();
+        Ok(prefix_max_errors(exact, r, |k, i, row| {
+            let (ci, si) = (z[[i, k]], z[[i, r + k]]);
+            for (j, value) in row.iter_mut().enumerate() {
+                *value += ci * z[[j, k]] + si * z[[j, r + k]];
+            }
+        })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernel_core::kernel::laplace;
+    use ndarray::array;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn estimate_converges_to_laplace_kernel() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let lifetime = 2.0;
+        let n_frequencies = 40_000;
+        let map = RandomFourierFeatures::sample(2, n_frequencies, lifetime, &mut rng).unwrap();
+        let x = array![[0.0, 0.0], [0.05, 0.0], [0.2, 0.1], [0.5, 0.4], [1.0, 1.0]];
+        let z = map.transform(x.view()).unwrap();
+        let r = n_frequencies as f64;
+        for j in 0..x.nrows() {
+            let estimate = z.row(0).dot(&z.row(j)) / r;
+            let exact = laplace(x.row(0), x.row(j), lifetime);
+            // Each term cos(ωΔ) has variance (1 + k(2Δ))/2 − k(Δ)² <= 1/2.
+            let standard_error = (0.5 / r).sqrt();
+            assert!(
+                (estimate - exact).abs() < 4.0 * standard_error,
+                "pair {j}: estimate {estimate}, exact {exact}, se {standard_error}"
+            );
+        }
+        assert!((z.row(3).dot(&z.row(3)) / r - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert!(RandomFourierFeatures::sample(0, 5, 1.0, &mut rng).is_err());
+        assert!(RandomFourierFeatures::sample(2, 0, 1.0, &mut rng).is_err());
+        assert!(RandomFourierFeatures::sample(2, 5, -1.0, &mut rng).is_err());
+        let map = RandomFourierFeatures::sample(2, 5, 1.0, &mut rng).unwrap();
+        assert!(map.transform(array![[1.0]].view()).is_err());
+        assert!(map.transform(array![[1.0, f64::NAN]].view()).is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! Random features for the Laplace kernel `exp(−λ‖x − x'‖₁)` (Rahimi & Recht, *Random Features
+//! for Large-Scale Kernel Machines*, NIPS 2007), the baselines of The Mondrian Kernel.
+//!
+//! * [`fourier`]: random Fourier features with Cauchy frequencies `Ω = λ·Γ`, `Γ_dr ~ Cauchy(0, 1)`,
+//!   `z(x) = [cos(xᵀΩ), sin(xᵀΩ)]`;
+//! * [`binning`]: random binning features, per repetition and dimension a grid of width
+//!   `δ ~ Gamma(2, 1/λ)` shifted by `u ~ U[0, δ)`; a point's feature is its D-dimensional bin.
+
+pub mod binning;
+pub mod fourier;
+
+mod error;
+pub use binning::RandomBinning;
+pub use error::FeatureError;
+pub use fourier::RandomFourierFeatures;
