@@ -1,0 +1,391 @@
+//! The dataset registry: `datasets/registry.toml`, embedded at compile time.
+//!
+//! Each `[[dataset]]` names a logical dataset (e.g. `cpu_rr`, `uci/airfoil`) and lists its
+//! files (`[[dataset.file]]`) with their sha256. Names of dataset families are
+//! `<family>/<member>` (`uci/airfoil`, `gene/all`, `classification/sonar`), mirroring the
+//! folder their files live in; single sets have flat names (`cpu_rr`, `a9a`, `mnist_test`).
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::error::{DatasetError, RegistryError};
+
+/// The registry text compiled into the crate.
+pub const REGISTRY_TOML: &str = include_str!("../registry.toml");
+
+/// On-disk format of a data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// Comma-separated values.
+    Csv,
+    /// Gzip-compressed CSV.
+    CsvGz,
+    /// svmlight / LIBSVM text (`label idx:val ...`).
+    Svmlight,
+    /// Gzip-compressed svmlight.
+    SvmlightGz,
+    /// IDX binary tensor (MNIST).
+    Idx,
+    /// Gzip-compressed IDX.
+    IdxGz,
+}
+
+impl Format {
+    /// Whether files of this format are gzip-compressed.
+    pub fn is_gzip(self) -> bool {
+        matches!(self, Format::CsvGz | Format::SvmlightGz | Format::IdxGz)
+    }
+}
+
+/// One file of a dataset.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataFile {
+    /// What the file is within its dataset (`train`, `test`, `data`, `test_mask`, `labels`, ...);
+    /// unique within the dataset.
+    pub role: String,
+    /// Path relative to a data directory, `/`-separated (e.g. `cpu/cpu_rr_train.csv`).
+    pub path: String,
+    /// sha256 of the file's bytes (lower-case hex).
+    pub sha256: String,
+    /// sha256 of the decompressed bytes; required for `.gz` paths, so that any gzip of the
+    /// same content (a re-compressed download) is accepted.
+    #[serde(default)]
+    pub content_sha256: Option<String>,
+    /// Direct download URL, if one exists. An uncompressed body is gzipped on fetch when
+    /// `path` ends in `.gz`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Format of this file when it differs from the dataset's.
+    #[serde(default)]
+    pub format: Option<Format>,
+}
+
+/// A logical dataset and its files.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dataset {
+    /// Unique name (`cpu_rr`, `uci/airfoil`, ...).
+    pub name: String,
+    /// What the data is: rows, columns, target, preprocessing already applied.
+    pub description: String,
+    /// Papers that use it: slugs of `../shared/specs/<slug>.md` (plus `rahimi-recht-2007`).
+    pub papers: Vec<String>,
+    /// Default format of the files.
+    pub format: Format,
+    /// License, when known.
+    #[serde(default)]
+    pub license: Option<String>,
+    /// Where the data comes from and how to obtain it by hand.
+    pub upstream: String,
+    /// The files (at least one).
+    #[serde(rename = "file")]
+    pub files: Vec<DataFile>,
+}
+
+impl Dataset {
+    /// The file with the given role.
+    pub fn file(&self, role: &str) -> Result<&DataFile, DatasetError> {
+        self.files
+            .iter()
+            .find(|f| f.role == role)
+            .ok_or_else(|| DatasetError::UnknownRole {
+                dataset: self.name.clone(),
+                role: role.to_string(),
+                roles: self.roles().join(", "),
+            })
+    }
+
+    /// Roles of the files, in registry order.
+    pub fn roles(&self) -> Vec<&str> {
+        self.files.iter().map(|f| f.role.as_str()).collect()
+    }
+
+    /// Format of `file` (its own override, else the dataset's).
+    pub fn format_of(&self, file: &DataFile) -> Format {
+        file.format.unwrap_or(self.format)
+    }
+
+    /// Whether `repro datasets fetch` can download every file.
+    pub fn fetchable(&self) -> bool {
+        self.files.iter().all(|f| f.url.is_some())
+    }
+
+    /// One line telling a user how to obtain the files.
+    pub fn how_to_get(&self) -> String {
+        if self.fetchable() {
+            format!(
+                "run `repro datasets fetch {}` (downloads into datasets/cache); upstream: {}",
+                self.name, self.upstream
+            )
+        } else {
+            self.upstream.clone()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegistryToml {
+    dataset: Vec<Dataset>,
+}
+
+/// A validated set of datasets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registry {
+    datasets: Vec<Dataset>,
+}
+
+impl Registry {
+    /// Parses and validates a registry TOML text.
+    ///
+    /// Rules: unique dataset names; at least one file per dataset; unique roles within a
+    /// dataset; unique paths across the registry; relative `/`-separated paths without `..`;
+    /// 64-hex lower-case digests; `content_sha256` present exactly on `.gz` paths; urls are
+    /// `http://` or `https://`.
+    pub fn parse(text: &str) -> Result<Registry, RegistryError> {
+        let raw: RegistryToml =
+            toml::from_str(text).map_err(|e| RegistryError::Toml(e.to_string()))?;
+        let registry = Registry {
+            datasets: raw.dataset,
+        };
+        registry.validate()?;
+        Ok(registry)
+    }
+
+    /// The registry compiled into the crate (`datasets/registry.toml`), parsed once.
+    pub fn embedded() -> Result<&'static Registry, RegistryError> {
+        static EMBEDDED: OnceLock<Result<Registry, RegistryError>> = OnceLock::new();
+        EMBEDDED
+            .get_or_init(|| Registry::parse(REGISTRY_TOML))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// All datasets, in registry order.
+    pub fn datasets(&self) -> &[Dataset] {
+        &self.datasets
+    }
+
+    /// The dataset called `name`.
+    pub fn get(&self, name: &str) -> Result<&Dataset, DatasetError> {
+        self.datasets
+            .iter()
+            .find(|d| d.name == name)
+            .ok_or_else(|| DatasetError::UnknownDataset {
+                name: name.to_string(),
+                known: self
+                    .datasets
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    fn validate(&self) -> Result<(), RegistryError> {
+        let mut names = HashSet::new();
+        let mut paths = HashSet::new();
+        for ds in &self.datasets {
+            let bad = |message: String| RegistryError::Invalid {
+                dataset: ds.name.clone(),
+                message,
+            };
+            if ds.name.is_empty()
+                || !ds
+                    .name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-/.".contains(c))
+            {
+                return Err(bad(
+                    "name must be non-empty and use only ASCII letters, digits, _ - / .".into(),
+                ));
+            }
+            if !names.insert(ds.name.as_str()) {
+                return Err(bad("duplicate dataset name; names must be unique".into()));
+            }
+            if ds.upstream.trim().is_empty() {
+                return Err(bad("upstream must say where the data comes from".into()));
+            }
+            if ds.files.is_empty() {
+                return Err(bad("has no [[dataset.file]] entries".into()));
+            }
+            let mut roles = HashSet::new();
+            for f in &ds.files {
+                if f.role.is_empty() || !roles.insert(f.role.as_str()) {
+                    return Err(bad(format!(
+                        "file `{}`: role `{}` is empty or not unique within the dataset",
+                        f.path, f.role
+                    )));
+                }
+                validate_path(&f.path).map_err(|m| bad(format!("file `{}`: {m}", f.path)))?;
+                if !paths.insert(f.path.as_str()) {
+                    return Err(bad(format!(
+                        "file `{}` is listed by more than one dataset",
+                        f.path
+                    )));
+                }
+                if !is_hex_digest(&f.sha256) {
+                    return Err(bad(format!(
+                        "file `{}`: sha256 `{}` is not 64 lower-case hex digits",
+                        f.path, f.sha256
+                    )));
+                }
+                let gz = f.path.ends_with(".gz");
+                match (&f.content_sha256, gz) {
+                    (Some(c), true) if !is_hex_digest(c) => {
+                        return Err(bad(format!(
+                            "file `{}`: content_sha256 `{c}` is not 64 lower-case hex digits",
+                            f.path
+                        )))
+                    }
+                    (None, true) => {
+                        return Err(bad(format!(
+                            "file `{}`: .gz files need content_sha256 (sha256 of the \
+                             decompressed bytes, e.g. `zcat FILE | sha256sum`)",
+                            f.path
+                        )))
+                    }
+                    (Some(_), false) => {
+                        return Err(bad(format!(
+                            "file `{}`: content_sha256 is only meaningful for .gz paths",
+                            f.path
+                        )))
+                    }
+                    _ => {}
+                }
+                if ds.format_of(f).is_gzip() != gz {
+                    return Err(bad(format!(
+                        "file `{}`: format {:?} does not match the .gz-ness of the path",
+                        f.path,
+                        ds.format_of(f)
+                    )));
+                }
+                if let Some(url) = &f.url {
+                    if !(url.starts_with("http://") || url.starts_with("https://")) {
+                        return Err(bad(format!(
+                            "file `{}`: url `{url}` must start with http:// or https://",
+                            f.path
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Shorthand for [`Registry::embedded`].
+pub fn registry() -> Result<&'static Registry, RegistryError> {
+    Registry::embedded()
+}
+
+/// Whether `s` is 64 lower-case hex digits.
+pub fn is_hex_digest(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn validate_path(path: &str) -> Result<(), String> {
+    if path.is_empty() || path.starts_with('/') || path.contains('\\') {
+        return Err("path must be relative and `/`-separated".into());
+    }
+    if path
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return Err("path must not contain empty, `.` or `..` components".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE: &str = r#"
+[[dataset]]
+name = "toy"
+description = "d"
+papers = []
+format = "csv"
+upstream = "u"
+[[dataset.file]]
+role = "data"
+path = "toy/a.csv"
+sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
+"#;
+
+    #[test]
+    fn parses_minimal_registry() {
+        let r = Registry::parse(ONE).unwrap();
+        assert_eq!(r.datasets().len(), 1);
+        assert_eq!(
+            r.get("toy").unwrap().file("data").unwrap().path,
+            "toy/a.csv"
+        );
+        assert!(matches!(
+            r.get("nope"),
+            Err(DatasetError::UnknownDataset { .. })
+        ));
+        assert!(matches!(
+            r.get("toy").unwrap().file("x"),
+            Err(DatasetError::UnknownRole { .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_unknown_fields() {
+        let text = ONE.replace("upstream = \"u\"", "upstream = \"u\"\nhomepage = \"x\"");
+        assert!(matches!(
+            Registry::parse(&text),
+            Err(RegistryError::Toml(_))
+        ));
+    }
+
+    #[test]
+    fn rejects_duplicate_names_and_bad_digests() {
+        let dup = format!("{ONE}\n{}", ONE.replace("toy/a.csv", "toy/b.csv"));
+        let err = Registry::parse(&dup).unwrap_err();
+        assert!(err.to_string().contains("duplicate"), "{err}");
+
+        let bad = ONE.replace(&"0".repeat(64), &"0".repeat(63));
+        let err = Registry::parse(&bad).unwrap_err();
+        assert!(err.to_string().contains("64 lower-case hex"), "{err}");
+
+        let upper = ONE.replace(&"0".repeat(64), &"A".repeat(64));
+        assert!(Registry::parse(&upper).is_err());
+    }
+
+    #[test]
+    fn rejects_bad_paths_and_missing_content_digest() {
+        for p in ["/abs.csv", "../x.csv", "a//b.csv", "a/./b.csv"] {
+            let text = ONE.replace("toy/a.csv", p);
+            assert!(Registry::parse(&text).is_err(), "{p} accepted");
+        }
+        let gz = ONE
+            .replace("toy/a.csv", "toy/a.csv.gz")
+            .replace("\"csv\"", "\"csv_gz\"");
+        let err = Registry::parse(&gz).unwrap_err();
+        assert!(err.to_string().contains("content_sha256"), "{err}");
+        // A gzip format on a plain path is inconsistent.
+        let fmt = ONE.replace("\"csv\"", "\"csv_gz\"");
+        assert!(Registry::parse(&fmt).is_err());
+    }
+
+    #[test]
+    fn embedded_registry_is_valid() {
+        let r = Registry::embedded().unwrap();
+        assert!(r.get("cpu_rr").is_ok());
+        assert!(r.get("uci/airfoil").is_ok());
+        assert!(!r.get("cpu_rr").unwrap().fetchable());
+        assert!(r.get("a9a").unwrap().fetchable());
+        let gene = r.get("gene/all").unwrap();
+        assert_eq!(gene.format_of(gene.file("pheno").unwrap()), Format::Csv);
+        assert_eq!(gene.format_of(gene.file("exprs").unwrap()), Format::CsvGz);
+    }
+}

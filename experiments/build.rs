@@ -1,0 +1,29 @@
+//! Embeds the locked versions of the workspace's key dependencies, for run manifests.
+
+fn main() {
+    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let text = std::fs::read_to_string(&lock).unwrap_or_default();
+    let wanted = [
+        "polars", "ndarray", "ndarray-linalg", "rand", "rand_chacha", "rand_distr", "rayon",
+        "plotters", "serde", "toml",
+    ];
+    // A crate locked at several versions is listed as "a, b".
+    let mut found = std::collections::BTreeMap::<String, Vec<String>>::new();
+    let mut name = None;
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_string());
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
+            if wanted.contains(&n.as_str()) {
+                found.entry(n).or_default().push(v.trim_matches('"').to_string());
+            }
+        }
+    }
+    let out: String = found
+        .iter()
+        .map(|(n, v)| format!("{n}={}\n", v.join(", ")))
+        .collect();
+    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("versions.txt");
+    std::fs::write(dest, out).unwrap();
+}

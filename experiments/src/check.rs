@@ -1,0 +1,330 @@
+//! `[[check]]` entries: scientific properties asserted on a run's stored table.
+//!
+//! * `mean`: the mean of `metric` over the rows matching `select` lies in `[min, max]`;
+//! * `loglog_slope`: the least-squares slope of `ln(mean metric)` against `ln(x)`, over the rows
+//!   matching `select` with `x_min <= x <= x_max` (means taken per x), lies in `[min, max]`
+//!   (e.g. an error falling like `M^{-1/2}` has slope −1/2);
+//! * `ratio`: mean of `metric` over `numerator` rows divided by its mean over `denominator` rows
+//!   lies in `[min, max]`.
+//!
+//! A check applies to the profiles it lists (all when `profiles` is absent), so a config can hold
+//! tight bounds for the full run and looser ones for the quick profile.
+
+use serde::{Deserialize, Serialize};
+
+use crate::table::Row;
+
+/// Bounds shared by all checks; at least one must be given.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CheckSpec {
+    Mean {
+        name: String,
+        metric: String,
+        #[serde(default)]
+        select: toml::Table,
+        min: Option<f64>,
+        max: Option<f64>,
+        #[serde(default)]
+        profiles: Vec<String>,
+    },
+    LoglogSlope {
+        name: String,
+        metric: String,
+        x: String,
+        #[serde(default)]
+        select: toml::Table,
+        x_min: f64,
+        x_max: f64,
+        min: Option<f64>,
+        max: Option<f64>,
+        #[serde(default)]
+        profiles: Vec<String>,
+    },
+    Ratio {
+        name: String,
+        metric: String,
+        numerator: toml::Table,
+        denominator: toml::Table,
+        min: Option<f64>,
+        max: Option<f64>,
+        #[serde(default)]
+        profiles: Vec<String>,
+    },
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    pub name: String,
+    pub value: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub passed: bool,
+    pub detail: String,
+}
+
+impl CheckSpec {
+    pub fn name(&self) -> &str {
+        match self {
+            CheckSpec::Mean { name, .. }
+            | CheckSpec::LoglogSlope { name, .. }
+            | CheckSpec::Ratio { name, .. } => name,
+        }
+    }
+
+    fn bounds(&self) -> (Option<f64>, Option<f64>) {
+        match self {
+            CheckSpec::Mean { min, max, .. }
+            | CheckSpec::LoglogSlope { min, max, .. }
+            | CheckSpec::Ratio { min, max, .. } => (*min, *max),
+        }
+    }
+
+    /// Whether the check applies to runs of `profile`.
+    pub fn applies_to(&self, profile: &str) -> bool {
+        let profiles = match self {
+            CheckSpec::Mean { profiles, .. }
+            | CheckSpec::LoglogSlope { profiles, .. }
+            | CheckSpec::Ratio { profiles, .. } => profiles,
+        };
+        profiles.is_empty() || profiles.iter().any(|p| p == profile)
+    }
+
+    /// Checks the spec against the columns the run will produce.
+    pub fn validate(&self, columns: &[String]) -> Result<(), String> {
+        let known = |c: &str| {
+            if columns.iter().any(|k| k == c) {
+                Ok(())
+            } else {
+                Err(format!("unknown column `{c}`; columns: {}", columns.join(", ")))
+            }
+        };
+        let (min, max) = self.bounds();
+        if min.is_none() && max.is_none() {
+            return Err("give `min`, `max` or both".into());
+        }
+        if let (Some(lo), Some(hi)) = (min, max) {
+            if lo > hi {
+                return Err(format!("min = {lo} > max = {hi}"));
+            }
+        }
+        match self {
+            CheckSpec::Mean { metric, select, .. } => {
+                known(metric)?;
+                select.keys().try_for_each(|k| known(k))
+            }
+            CheckSpec::LoglogSlope {
+                metric,
+                x,
+                select,
+                x_min,
+                x_max,
+                ..
+            } => {
+                known(metric)?;
+                known(x)?;
+                if !(*x_min > 0.0 && x_min < x_max) {
+                    return Err(format!("need 0 < x_min < x_max, got {x_min}, {x_max}"));
+                }
+                select.keys().try_for_each(|k| known(k))
+            }
+            CheckSpec::Ratio {
+                metric,
+                numerator,
+                denominator,
+                ..
+            } => {
+                known(metric)?;
+                numerator
+                    .keys()
+                    .chain(denominator.keys())
+                    .try_for_each(|k| known(k))
+            }
+        }
+    }
+
+    /// Evaluates the check on a table.
+    pub fn evaluate(&self, rows: &[Row]) -> CheckResult {
+        let (min, max) = self.bounds();
+        let value = match self {
+            CheckSpec::Mean { metric, select, .. } => mean_of(rows, metric, select),
+            CheckSpec::LoglogSlope {
+                metric,
+                x,
+                select,
+                x_min,
+                x_max,
+                ..
+            } => loglog_slope(rows, metric, x, select, *x_min, *x_max),
+            CheckSpec::Ratio {
+                metric,
+                numerator,
+                denominator,
+                ..
+            } => mean_of(rows, metric, numerator)
+                .and_then(|n| mean_of(rows, metric, denominator).map(|d| n / d)),
+        };
+        let (value, passed, detail) = match value {
+            Ok(v) => {
+                let ok = v.is_finite()
+                    && min.is_none_or(|lo| v >= lo)
+                    && max.is_none_or(|hi| v <= hi);
+                (Some(v), ok, String::new())
+            }
+            Err(e) => (None, false, e),
+        };
+        CheckResult {
+            name: self.name().to_string(),
+            value,
+            min,
+            max,
+            passed,
+            detail,
+        }
+    }
+}
+
+fn selected<'a>(rows: &'a [Row], select: &'a toml::Table) -> impl Iterator<Item = &'a Row> {
+    rows.iter().filter(move |r| {
+        select
+            .iter()
+            .all(|(k, v)| r.get(k).is_some_and(|value| value.matches(v)))
+    })
+}
+
+fn mean_of(rows: &[Row], metric: &str, select: &toml::Table) -> Result<f64, String> {
+    let values: Vec<f64> = selected(rows, select)
+        .filter_map(|r| r.get(metric).and_then(|v| v.as_f64()))
+        .collect();
+    if values.is_empty() {
+        return Err(format!("no rows with `{metric}` match {select}"));
+    }
+    Ok(values.iter().sum::<f64>() / values.len() as f64)
+}
+
+fn loglog_slope(
+    rows: &[Row],
+    metric: &str,
+    x: &str,
+    select: &toml::Table,
+    x_min: f64,
+    x_max: f64,
+) -> Result<f64, String> {
+    let mut by_x: std::collections::BTreeMap<u64, (f64, f64, usize)> = Default::default();
+    for r in selected(rows, select) {
+        let (Some(xv), Some(yv)) = (
+            r.get(x).and_then(|v| v.as_f64()),
+            r.get(metric).and_then(|v| v.as_f64()),
+        ) else {
+            continue;
+        };
+        if xv >= x_min && xv <= x_max {
+            let e = by_x.entry(xv.to_bits()).or_insert((xv, 0.0, 0));
+            e.1 += yv;
+            e.2 += 1;
+        }
+    }
+    let points: Vec<(f64, f64)> = by_x
+        .values()
+        .map(|(xv, sum, n)| (xv.ln(), (sum / *n as f64).ln()))
+        .collect();
+    if points.len() < 2 {
+        return Err(format!("need rows at two or more `{x}` values in [{x_min}, {x_max}]"));
+    }
+    if points.iter().any(|(_, y)| !y.is_finite()) {
+        return Err(format!("`{metric}` must be > 0 for a log-log slope"));
+    }
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxy: f64 = points.iter().map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = points.iter().map(|(a, _)| (a - mx) * (a - mx)).sum();
+    Ok(sxy / sxx)
+}
+
+/// Formats check results as an aligned text table; failed rows are marked.
+pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let bounds = format!(
+            "[{}, {}]",
+            r.min.map_or("-inf".into(), |v| format!("{v}")),
+            r.max.map_or("+inf".into(), |v| format!("{v}"))
+        );
+        let value = r.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
+        out.push_str(&format!(
+            "  {} {:<60} {:>10} in {:<18} {}\n",
+            if r.passed { "ok  " } else { "FAIL" },
+            format!("{experiment}: {}", r.name),
+            value,
+            bounds,
+            r.detail
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{row, Value};
+
+    fn rows() -> Vec<Row> {
+        let mut out = Vec::new();
+        for m in [1usize, 4, 16, 64] {
+            for (rep, noise) in [(0usize, 0.9), (1, 1.1)] {
+                out.push(row([
+                    ("method", "a".into()),
+                    ("m", m.into()),
+                    ("rep", rep.into()),
+                    ("err", Value::Float(noise / (m as f64).sqrt())),
+                ]));
+                out.push(row([
+                    ("method", "b".into()),
+                    ("m", m.into()),
+                    ("rep", rep.into()),
+                    ("err", Value::Float(2.0 * noise / (m as f64).sqrt())),
+                ]));
+            }
+        }
+        out
+    }
+
+    fn parse(text: &str) -> CheckSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn slope_of_inverse_square_root_is_minus_one_half() {
+        let c = parse("kind = 'loglog_slope'\nname = 's'\nmetric = 'err'\nx = 'm'\nselect = { method = 'a' }\nx_min = 1\nx_max = 64\nmin = -0.51\nmax = -0.49");
+        let r = c.evaluate(&rows());
+        assert!(r.passed, "{r:?}");
+        assert!((r.value.unwrap() + 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mean_and_ratio() {
+        let mean = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'a', m = 4 }\nmin = 0.49\nmax = 0.51");
+        assert!(mean.evaluate(&rows()).passed);
+        let ratio = parse("kind = 'ratio'\nname = 'r'\nmetric = 'err'\nnumerator = { method = 'b' }\ndenominator = { method = 'a' }\nmin = 1.99\nmax = 2.01");
+        assert!(ratio.evaluate(&rows()).passed);
+        let failing = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'a', m = 4 }\nmax = 0.1");
+        assert!(!failing.evaluate(&rows()).passed);
+        let empty = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'zzz' }\nmax = 0.1");
+        let r = empty.evaluate(&rows());
+        assert!(!r.passed && r.detail.contains("no rows"));
+    }
+
+    #[test]
+    fn validation_catches_unknown_columns_and_bad_bounds() {
+        let columns: Vec<String> = ["method", "m", "err"].iter().map(|s| s.to_string()).collect();
+        let bad = parse("kind = 'mean'\nname = 'm'\nmetric = 'errr'\nmin = 0");
+        assert!(bad.validate(&columns).unwrap_err().contains("errr"));
+        let no_bounds = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'");
+        assert!(no_bounds.validate(&columns).is_err());
+        let inverted = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nmin = 2\nmax = 1");
+        assert!(inverted.validate(&columns).is_err());
+        assert!(toml::from_str::<CheckSpec>("kind = 'mean'\nname = 'm'\nmetric = 'err'\nmni = 1").is_err());
+    }
+}

@@ -1,0 +1,392 @@
+//! The `repro` subcommands.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::check::{format_results, CheckResult};
+use crate::config::{self, ResolvedConfig, FULL_PROFILE};
+use crate::runner::{self, RunOptions, RunOutcome};
+use crate::store::{self, RunPaths};
+
+/// What every command needs: the project root.
+pub struct Common {
+    pub root: PathBuf,
+}
+
+impl Common {
+    /// `--root`, else `$REPRO_ROOT`, else the nearest folder above the current one holding
+    /// `configs/` and `Cargo.toml`, else the current folder.
+    pub fn new(root: Option<PathBuf>) -> Result<Self> {
+        let root = match root.or_else(|| std::env::var_os("REPRO_ROOT").map(PathBuf::from)) {
+            Some(r) => r,
+            None => {
+                let cwd = std::env::current_dir().context("cannot read the current folder")?;
+                cwd.ancestors()
+                    .find(|d| d.join("configs").is_dir() && d.join("Cargo.toml").is_file())
+                    .map(Path::to_path_buf)
+                    .unwrap_or(cwd)
+            }
+        };
+        if !root.is_dir() {
+            bail!("project root {} is not a folder", root.display());
+        }
+        Ok(Self { root })
+    }
+
+    fn shown(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
+    }
+}
+
+/// Loads and validates every config before any work starts.
+fn load_all(
+    common: &Common,
+    paths: &[PathBuf],
+    profile: &str,
+    overrides: &[String],
+    fall_back_to_full: bool,
+) -> Result<Vec<ResolvedConfig>> {
+    let mut resolved = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        let rel = path.strip_prefix(&common.root).unwrap_or(path);
+        let attempt = config::load(&common.root, rel, profile, overrides);
+        let attempt = match attempt {
+            Err(e) if fall_back_to_full && e.message.starts_with(&format!("no [profile.{profile}]")) => {
+                config::load(&common.root, rel, FULL_PROFILE, overrides)
+            }
+            other => other,
+        };
+        match attempt {
+            Ok(r) => resolved.push(r),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let mut names: Vec<(&str, &Path)> = resolved
+        .iter()
+        .map(|r| (r.config.experiment.name.as_str(), r.path.as_path()))
+        .collect();
+    names.sort();
+    for pair in names.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            errors.push(format!(
+                "{} and {} both name the experiment {:?}; names must be unique",
+                pair[0].1.display(),
+                pair[1].1.display(),
+                pair[0].0
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        bail!("invalid config; nothing was run:\n  {}", errors.join("\n  "));
+    }
+    Ok(resolved)
+}
+
+fn discover_or(common: &Common, configs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    if !configs.is_empty() {
+        return Ok(configs.to_vec());
+    }
+    let found = config::discover(&common.root)
+        .with_context(|| format!("cannot list {}", common.root.join("configs").display()))?;
+    if found.is_empty() {
+        bail!("no configs under {}", common.root.join("configs").display());
+    }
+    Ok(found)
+}
+
+/// Runs one config and prints where everything went; returns whether the run and its checks
+/// passed.
+fn run_one(common: &Common, resolved: &ResolvedConfig, options: &RunOptions, plot: bool) -> Result<bool> {
+    let outcome = runner::run(&common.root, resolved, options)?;
+    let m = &outcome.manifest;
+    let name = &resolved.config.experiment.name;
+    eprintln!(
+        "[{name} ({})] {:?}: {} cells ({} cached, {} computed, {} failed, {} skipped) in {:.2} s",
+        m.run,
+        m.status,
+        m.cells.total,
+        m.cells.cached,
+        m.cells.computed,
+        m.cells.failed,
+        m.cells.skipped,
+        m.wall_seconds.unwrap_or(0.0)
+    );
+    for f in &m.failures {
+        eprintln!("  failed cell {}: {}", f.identity, f.error);
+    }
+    println!("manifest  {}", common.shown(&outcome.paths.manifest));
+    if !outcome.ok() {
+        return Ok(false);
+    }
+    println!("results   {}", common.shown(&outcome.paths.table));
+    let (_, rows) = store::load_complete(&outcome.paths)?;
+    if plot {
+        if let Some(spec) = &resolved.config.plot {
+            for path in crate::plot::render(spec, &figure_title(resolved), &rows, &outcome.paths.figure_stem)? {
+                println!("figure    {}", common.shown(&path));
+            }
+        }
+    }
+    let results = evaluate_checks(resolved, &outcome, &rows);
+    if !results.is_empty() {
+        print!("{}", format_results(name, &results));
+    }
+    Ok(results.iter().all(|r| r.passed))
+}
+
+fn figure_title(resolved: &ResolvedConfig) -> String {
+    let e = &resolved.config.experiment;
+    format!("{} ({})", e.figure, resolved.run_name())
+}
+
+fn evaluate_checks(resolved: &ResolvedConfig, outcome: &RunOutcome, rows: &[crate::table::Row]) -> Vec<CheckResult> {
+    resolved
+        .config
+        .check
+        .iter()
+        .filter(|c| c.applies_to(&outcome.manifest.profile))
+        .map(|c| c.evaluate(rows))
+        .collect()
+}
+
+/// `repro run`.
+pub fn run(
+    common: &Common,
+    configs: &[PathBuf],
+    profile: &str,
+    overrides: &[String],
+    options: &RunOptions,
+    plot: bool,
+) -> Result<bool> {
+    let resolved = load_all(common, configs, profile, overrides, false)?;
+    for r in &resolved {
+        crate::data::check_available(&common.root, &r.config.data)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", r.path.display()))?;
+    }
+    let mut ok = true;
+    for r in &resolved {
+        ok &= run_one(common, r, options, plot)?;
+        if !ok && options.fail_fast {
+            break;
+        }
+    }
+    Ok(ok)
+}
+
+/// `repro reproduce-all`.
+pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Result<bool> {
+    let paths = discover_or(common, &[])?;
+    let resolved = load_all(common, &paths, profile, &[], false)?;
+    let mut ok = true;
+    let mut skipped = Vec::new();
+    let mut failed = Vec::new();
+    for r in &resolved {
+        if let Err(missing) = crate::data::check_available(&common.root, &r.config.data) {
+            eprintln!("[{}] SKIPPED: data not available: {missing}", r.config.experiment.name);
+            skipped.push(r.config.experiment.name.clone());
+            continue;
+        }
+        match run_one(common, r, options, true) {
+            Ok(true) => {}
+            Ok(false) => failed.push(r.config.experiment.name.clone()),
+            Err(e) => {
+                eprintln!("[{}] ERROR: {e:#}", r.config.experiment.name);
+                failed.push(r.config.experiment.name.clone());
+            }
+        }
+        if !failed.is_empty() && options.fail_fast {
+            break;
+        }
+    }
+    println!(
+        "reproduce-all: {} experiments, {} ok, {} failed{}, {} skipped{}",
+        resolved.len(),
+        resolved.len() - failed.len() - skipped.len(),
+        failed.len(),
+        if failed.is_empty() { String::new() } else { format!(" ({})", failed.join(", ")) },
+        skipped.len(),
+        if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join(", ")) },
+    );
+    println!("results in results/<experiment>/, figures in figures/<experiment>/");
+    ok &= failed.is_empty() && skipped.is_empty();
+    Ok(ok)
+}
+
+/// `repro plot`: re-render every complete stored run of the given configs.
+pub fn plot(common: &Common, configs: &[PathBuf]) -> Result<bool> {
+    let paths = discover_or(common, configs)?;
+    let resolved = load_all(common, &paths, FULL_PROFILE, &[], false)?;
+    let mut ok = true;
+    let mut rendered = 0;
+    for r in &resolved {
+        let name = &r.config.experiment.name;
+        let Some(spec) = &r.config.plot else { continue };
+        for run in store::list_runs(&common.root, name) {
+            let paths = RunPaths::new(&common.root, name, &run);
+            match store::load_complete(&paths) {
+                Ok((_, rows)) => {
+                    let title = format!("{} ({run})", r.config.experiment.figure);
+                    for path in crate::plot::render(spec, &title, &rows, &paths.figure_stem)? {
+                        println!("figure    {}", common.shown(&path));
+                        rendered += 1;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("[{name} ({run})] not plotted: {e:#}");
+                    ok = false;
+                }
+            }
+        }
+    }
+    if rendered == 0 {
+        eprintln!("no stored results to plot: run `repro run CONFIG` or `make reproduce-all` first");
+    }
+    Ok(ok)
+}
+
+/// `repro check`: run the quick profile (cached cells reused) and evaluate the checks.
+pub fn check(common: &Common, configs: &[PathBuf], profile: &str, options: &RunOptions) -> Result<bool> {
+    let paths = discover_or(common, configs)?;
+    let resolved = load_all(common, &paths, profile, &[], true)?;
+    let mut all = Vec::new();
+    let mut ok = true;
+    for r in &resolved {
+        let name = r.config.experiment.name.clone();
+        if let Err(missing) = crate::data::check_available(&common.root, &r.config.data) {
+            eprintln!("[{name}] FAILED: data not available: {missing}");
+            ok = false;
+            continue;
+        }
+        let outcome = runner::run(&common.root, r, options)?;
+        if !outcome.ok() {
+            for f in &outcome.manifest.failures {
+                eprintln!("[{name}] failed cell {}: {}", f.identity, f.error);
+            }
+            ok = false;
+            continue;
+        }
+        let (_, rows) = store::load_complete(&outcome.paths)?;
+        let results = evaluate_checks(r, &outcome, &rows);
+        if results.is_empty() {
+            eprintln!("[{name}] warning: no [[check]] applies to profile {}", r.profile);
+        }
+        ok &= results.iter().all(|c| c.passed);
+        all.push((name, results));
+    }
+    println!("checks ({profile} profile):");
+    for (name, results) in &all {
+        print!("{}", format_results(name, results));
+    }
+    let failed: usize = all.iter().map(|(_, r)| r.iter().filter(|c| !c.passed).count()).sum();
+    let total: usize = all.iter().map(|(_, r)| r.len()).sum();
+    println!("{} of {total} checks passed", total - failed);
+    Ok(ok && failed == 0)
+}
+
+/// `repro list`.
+pub fn list(common: &Common, kinds: bool) -> Result<bool> {
+    if kinds {
+        for k in crate::kinds::all() {
+            println!("{}: {}", k.name(), k.summary());
+            for c in k.columns() {
+                println!("    {:<18} {}", c.name, c.doc);
+            }
+        }
+        return Ok(true);
+    }
+    let paths = discover_or(common, &[])?;
+    let mut ok = true;
+    for path in paths {
+        match config::load(&common.root, &path, FULL_PROFILE, &[]) {
+            Ok(r) => {
+                let c = &r.config;
+                let data = match crate::data::check_available(&common.root, &c.data) {
+                    Ok(()) => "data ok".to_string(),
+                    Err(_) => "data MISSING (repro datasets list)".to_string(),
+                };
+                let runs: Vec<String> = store::list_runs(&common.root, &c.experiment.name)
+                    .into_iter()
+                    .map(|run| {
+                        let status = store::Manifest::read(&RunPaths::new(&common.root, &c.experiment.name, &run).manifest)
+                            .map(|m| format!("{:?}", m.status).to_lowercase())
+                            .unwrap_or_else(|_| "unreadable".into());
+                        format!("{run}: {status}")
+                    })
+                    .collect();
+                println!(
+                    "{}\n    {} | {} | kind {} | {} cells | {} | runs: {}",
+                    path.display(),
+                    c.experiment.name,
+                    c.experiment.figure,
+                    c.experiment.kind,
+                    r.grid.len() * c.repeats,
+                    data,
+                    if runs.is_empty() { "none".into() } else { runs.join(", ") }
+                );
+            }
+            Err(e) => {
+                println!("{e}");
+                ok = false;
+            }
+        }
+    }
+    Ok(ok)
+}
+
+/// `repro datasets list`.
+pub fn datasets_list(common: &Common) -> Result<bool> {
+    let dirs = datasets::DataDirs::from_root(&common.root);
+    let registry = datasets::Registry::embedded()?;
+    for ds in registry.datasets() {
+        let found = ds.files.iter().filter(|f| dirs.find(f).is_some()).count();
+        println!(
+            "{:<22} {}/{} files present{}  {}",
+            ds.name,
+            found,
+            ds.files.len(),
+            if ds.fetchable() { ", fetchable" } else { "" },
+            ds.description
+        );
+    }
+    println!("searched: {}", dirs.search_dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "));
+    Ok(true)
+}
+
+/// `repro datasets verify`: present files must match; missing ones are listed, not failures.
+pub fn datasets_verify(common: &Common) -> Result<bool> {
+    let dirs = datasets::DataDirs::from_root(&common.root);
+    let reports = datasets::verify_all(&dirs)?;
+    let mut bad = 0;
+    let mut missing = 0;
+    for r in &reports {
+        println!("{r}");
+        match r.status {
+            datasets::FileStatus::Verified { .. } => {}
+            datasets::FileStatus::Missing { .. } => missing += 1,
+            _ => bad += 1,
+        }
+    }
+    println!(
+        "{} files: {} verified, {missing} missing, {bad} corrupt or unreadable",
+        reports.len(),
+        reports.len() - missing - bad
+    );
+    Ok(bad == 0)
+}
+
+/// `repro datasets fetch NAME`.
+pub fn datasets_fetch(common: &Common, name: &str) -> Result<bool> {
+    let dirs = datasets::DataDirs::from_root(&common.root);
+    let dataset = datasets::Registry::embedded()?.get(name)?;
+    for f in datasets::fetch(dataset, &dirs)? {
+        let what = match &f.action {
+            datasets::FetchAction::AlreadyPresent => "already present".to_string(),
+            datasets::FetchAction::Downloaded { url, .. } => format!("downloaded from {url}"),
+        };
+        println!("{} [{}] {} ({what})", name, f.role, f.path.display());
+    }
+    Ok(true)
+}
+

@@ -1,0 +1,391 @@
+//! Experiment configs: TOML files under `configs/`, parsed with unknown keys rejected, resolved
+//! against a profile and `--set` overrides, and validated in full before any work starts.
+//!
+//! Resolution order: the file, then `[profile.<name>]` deep-merged into it (tables merge,
+//! everything else replaces), then each `--set key.path=value` in order. The resolved config is
+//! what runs and what the manifest records.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::check::CheckSpec;
+use crate::kinds;
+use crate::plot::PlotSpec;
+
+/// The profile that runs when none is named: the paper's full protocol.
+pub const FULL_PROFILE: &str = "full";
+
+/// A config error: names the file, the key and what was expected.
+#[derive(Debug, Error)]
+#[error("{file}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub message: String,
+}
+
+/// Experiment metadata.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentMeta {
+    /// Unique name; results go to `results/<name>/`, figures to `figures/<name>/`.
+    pub name: String,
+    /// Which experiment runner executes the cells (see `repro list --kinds`).
+    pub kind: String,
+    /// The paper reproduced.
+    pub paper: String,
+    /// The figure or table of the paper.
+    pub figure: String,
+    /// One paragraph: what is measured and how.
+    pub description: String,
+}
+
+/// Where the data come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "source", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DataSpec {
+    /// `n` points uniform on `[low, high]^dim`, drawn from the run's data seed (no download).
+    UniformBox {
+        n: usize,
+        dim: usize,
+        #[serde(default)]
+        low: f64,
+        #[serde(default = "one")]
+        high: f64,
+    },
+    /// A registered dataset (`datasets/registry.toml`), verified by sha256.
+    Dataset { name: String },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl DataSpec {
+    fn validate(&self) -> Result<(), String> {
+        match self {
+            DataSpec::UniformBox { n, dim, low, high } => {
+                if *n < 2 {
+                    return Err(format!("data.n = {n}: need at least 2 points"));
+                }
+                if *dim == 0 {
+                    return Err("data.dim = 0: need at least one dimension".into());
+                }
+                if !(low.is_finite() && high.is_finite() && low < high) {
+                    return Err(format!("data.low = {low}, data.high = {high}: need finite low < high"));
+                }
+                Ok(())
+            }
+            DataSpec::Dataset { name } => datasets::Registry::embedded()
+                .map_err(|e| e.to_string())?
+                .get(name)
+                .map(|_| ())
+                .map_err(|e| format!("data.name: {e}")),
+        }
+    }
+}
+
+/// A config as written (after profile and overrides), with the parameter grid still raw.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub experiment: ExperimentMeta,
+    /// Base seed; every cell's RNG is seeded from a hash of (seed, cell identity).
+    pub seed: u64,
+    /// Independent repetitions of every parameter point.
+    pub repeats: usize,
+    pub data: DataSpec,
+    /// Parameters of the experiment kind. An array value is a grid axis: the cells are the
+    /// Cartesian product of all axes.
+    pub params: toml::Table,
+    /// Named overrides, e.g. `[profile.quick]` for `repro check`.
+    #[serde(default)]
+    pub profile: BTreeMap<String, toml::Table>,
+    pub plot: Option<PlotSpec>,
+    /// Scientific checks evaluated on the stored results.
+    #[serde(default)]
+    pub check: Vec<CheckSpec>,
+}
+
+/// A config ready to run: resolved, validated, grid expanded.
+#[derive(Debug, Clone)]
+pub struct ResolvedConfig {
+    /// Path relative to the project root, as given.
+    pub path: PathBuf,
+    pub profile: String,
+    pub overrides: Vec<String>,
+    pub config: Config,
+    /// The resolved TOML text (what the manifest records).
+    pub resolved_toml: String,
+    /// One canonical JSON object per grid point, validated by the experiment kind.
+    pub grid: Vec<serde_json::Value>,
+}
+
+impl ResolvedConfig {
+    /// The run's name: the profile, plus a digest of the overrides when there are any, so an
+    /// ablation never overwrites the reference run.
+    pub fn run_name(&self) -> String {
+        if self.overrides.is_empty() {
+            self.profile.clone()
+        } else {
+            let digest = crate::store::sha256_hex(self.overrides.join("\n").as_bytes());
+            format!("{}-set-{}", self.profile, &digest[..8])
+        }
+    }
+}
+
+/// Reads, resolves and validates a config file.
+pub fn load(
+    root: &Path,
+    path: &Path,
+    profile: &str,
+    overrides: &[String],
+) -> Result<ResolvedConfig, ConfigError> {
+    let shown = path.display().to_string();
+    let err = |message: String| ConfigError {
+        file: shown.clone(),
+        message,
+    };
+    let full_path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        root.join(path)
+    };
+    let text = std::fs::read_to_string(&full_path)
+        .map_err(|e| err(format!("cannot read the config ({e})")))?;
+    let raw: toml::Table = toml::from_str(&text).map_err(|e| err(format!("invalid TOML: {e}")))?;
+
+    // Every declared profile must resolve, so a typo in [profile.quick] fails a full run too.
+    let profiles = raw
+        .get("profile")
+        .map(|p| {
+            p.as_table()
+                .ok_or_else(|| err("`profile` must be a table of tables, e.g. [profile.quick]".into()))
+                .map(|t| t.keys().cloned().collect::<Vec<_>>())
+        })
+        .transpose()?
+        .unwrap_or_default();
+    for name in &profiles {
+        if name != profile {
+            resolve(&raw, name, &[]).map_err(|m| err(format!("[profile.{name}]: {m}")))?;
+        }
+    }
+    if profile != FULL_PROFILE && !profiles.iter().any(|p| p == profile) {
+        return Err(err(format!(
+            "no [profile.{profile}] section; profiles defined: {}",
+            if profiles.is_empty() { "none".to_string() } else { profiles.join(", ") }
+        )));
+    }
+    let (config, resolved_toml, grid) = resolve(&raw, profile, overrides).map_err(err)?;
+    Ok(ResolvedConfig {
+        path: path.to_path_buf(),
+        profile: profile.to_string(),
+        overrides: overrides.to_vec(),
+        config,
+        resolved_toml,
+        grid,
+    })
+}
+
+type Resolved = (Config, String, Vec<serde_json::Value>);
+
+fn resolve(raw: &toml::Table, profile: &str, overrides: &[String]) -> Result<Resolved, String> {
+    let mut table = raw.clone();
+    if profile != FULL_PROFILE {
+        let patch = raw
+            .get("profile")
+            .and_then(|p| p.get(profile))
+            .and_then(|p| p.as_table())
+            .ok_or_else(|| format!("[profile.{profile}] must be a table"))?
+            .clone();
+        if patch.contains_key("profile") {
+            return Err(format!("[profile.{profile}] must not define profiles itself"));
+        }
+        merge(&mut table, patch);
+    }
+    for assignment in overrides {
+        apply_override(&mut table, assignment)?;
+    }
+    let resolved_toml = toml::to_string(&table).map_err(|e| e.to_string())?;
+    let config: Config = toml::from_str(&resolved_toml).map_err(|e| clean_toml_error(&e))?;
+    let grid = validate(&config)?;
+    Ok((config, resolved_toml, grid))
+}
+
+fn clean_toml_error(e: &toml::de::Error) -> String {
+    // The span refers to the re-serialised text, not the user's file; keep the message only.
+    e.message().to_string()
+}
+
+/// Deep merge: tables merge key by key, any other value replaces.
+fn merge(base: &mut toml::Table, patch: toml::Table) {
+    for (key, value) in patch {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(p)) => merge(b, p),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Applies `a.b.c=value`. The value is parsed as TOML (`3`, `1e-6`, `"x"`, `[1, 2]`); text that
+/// is not valid TOML is taken as a string, so `--set params.method=mondrian` works.
+pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), String> {
+    let (key, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| format!("--set {assignment}: expected KEY=VALUE, e.g. params.lifetime=3"))?;
+    let key = key.trim();
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("--set {assignment}: empty component in key `{key}`"));
+    }
+    let value = value.trim();
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let mut cursor = table;
+    for part in &parts[..parts.len() - 1] {
+        let entry = cursor
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cursor = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("--set {assignment}: `{part}` is not a table"))?;
+    }
+    cursor.insert(parts[parts.len() - 1].to_string(), parsed);
+    Ok(())
+}
+
+/// Validates everything that can be checked before running and expands the grid.
+fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
+    let name = &config.experiment.name;
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "experiment.name = {name:?}: use lowercase letters, digits, '_' and '-' (it names folders)"
+        ));
+    }
+    let kind = kinds::find(&config.experiment.kind)?;
+    if config.repeats == 0 {
+        return Err("repeats = 0: need at least one repetition".into());
+    }
+    config.data.validate()?;
+    kind.check_data(&config.data)?;
+    let grid = expand_grid(&config.params)?;
+    let mut canonical = Vec::with_capacity(grid.len());
+    for point in grid {
+        let shown = toml::to_string(&point).unwrap_or_default().replace('\n', ", ");
+        let value = kind
+            .canonical_params(point)
+            .map_err(|m| format!("params ({}): {m}", shown.trim_end_matches(", ")))?;
+        canonical.push(value);
+    }
+    let columns = crate::cell::all_columns(kind, &canonical);
+    if let Some(plot) = &config.plot {
+        plot.validate(&columns)?;
+    }
+    for (i, check) in config.check.iter().enumerate() {
+        check
+            .validate(&columns)
+            .map_err(|m| format!("check #{} ({}): {m}", i + 1, check.name()))?;
+    }
+    Ok(canonical)
+}
+
+/// Cartesian product of the array-valued entries of `params` (in key order).
+pub fn expand_grid(params: &toml::Table) -> Result<Vec<toml::Table>, String> {
+    let mut points = vec![toml::Table::new()];
+    for (key, value) in params {
+        let values = match value {
+            toml::Value::Array(values) if values.is_empty() => {
+                return Err(format!("params.{key} is an empty grid: give at least one value"))
+            }
+            toml::Value::Array(values) => values.clone(),
+            other => vec![other.clone()],
+        };
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.insert(key.clone(), v.clone());
+                    q
+                })
+            })
+            .collect();
+    }
+    Ok(points)
+}
+
+/// Every `*.toml` file under `configs/`, sorted.
+pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    let dir = root.join("configs");
+    if dir.is_dir() {
+        walk(&dir, &mut out)?;
+    }
+    out.sort();
+    Ok(out
+        .into_iter()
+        .map(|p| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or(p))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_is_the_cartesian_product() {
+        let params: toml::Table = toml::from_str("a = [1, 2]\nb = \"x\"\nc = [true, false, true]").unwrap();
+        let grid = expand_grid(&params).unwrap();
+        assert_eq!(grid.len(), 6);
+        assert!(grid.iter().all(|p| p["b"].as_str() == Some("x")));
+        let empty: toml::Table = toml::from_str("a = []").unwrap();
+        assert!(expand_grid(&empty).unwrap_err().contains("empty grid"));
+    }
+
+    #[test]
+    fn overrides_parse_toml_values_and_fall_back_to_strings() {
+        let mut t: toml::Table = toml::from_str("[params]\nlifetime = 10.0").unwrap();
+        apply_override(&mut t, "params.lifetime=3").unwrap();
+        apply_override(&mut t, "params.method=mondrian").unwrap();
+        apply_override(&mut t, "repeats = 7").unwrap();
+        apply_override(&mut t, "params.grid=[1, 2]").unwrap();
+        assert_eq!(t["params"]["lifetime"].as_integer(), Some(3));
+        assert_eq!(t["params"]["method"].as_str(), Some("mondrian"));
+        assert_eq!(t["repeats"].as_integer(), Some(7));
+        assert_eq!(t["params"]["grid"].as_array().unwrap().len(), 2);
+        assert!(apply_override(&mut t, "novalue").is_err());
+        assert!(apply_override(&mut t, "params..x=1").is_err());
+        assert!(apply_override(&mut t, "repeats.x=1").is_err());
+    }
+
+    #[test]
+    fn merge_is_deep() {
+        let mut base: toml::Table = toml::from_str("repeats = 5\n[params]\na = 1\nb = 2").unwrap();
+        let patch: toml::Table = toml::from_str("repeats = 2\n[params]\nb = 3").unwrap();
+        merge(&mut base, patch);
+        assert_eq!(base["repeats"].as_integer(), Some(2));
+        assert_eq!(base["params"]["a"].as_integer(), Some(1));
+        assert_eq!(base["params"]["b"].as_integer(), Some(3));
+    }
+}

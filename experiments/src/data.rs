@@ -1,0 +1,93 @@
+//! Loading a config's data: synthetic points from the run's data seed, or a registered dataset
+//! verified by sha256.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use ndarray::Array2;
+
+use crate::cell::data_seeds;
+use crate::config::DataSpec;
+
+/// The data of a run.
+#[derive(Debug, Clone)]
+pub enum Data {
+    /// Points (synthetic), one per row.
+    Points(Array2<f64>),
+    /// A regression train/test split.
+    Regression(datasets::RegressionSplit),
+}
+
+/// The data of a run, with the digests of every file read.
+#[derive(Debug, Clone)]
+pub struct LoadedData {
+    pub data: Data,
+    /// sha256 by dataset, then by file path (empty for synthetic data).
+    pub digests: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl LoadedData {
+    /// The points of synthetic data.
+    pub fn points(&self) -> Result<&Array2<f64>> {
+        match &self.data {
+            Data::Points(x) => Ok(x),
+            Data::Regression(_) => bail!("this experiment needs synthetic points, not a regression split"),
+        }
+    }
+
+    /// The regression split of a dataset.
+    pub fn regression(&self) -> Result<&datasets::RegressionSplit> {
+        match &self.data {
+            Data::Regression(s) => Ok(s),
+            Data::Points(_) => bail!("this experiment needs a regression dataset"),
+        }
+    }
+}
+
+/// Whether the data can be had without downloading: `Err` says what is missing and how to get it.
+pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), String> {
+    match spec {
+        DataSpec::UniformBox { .. } => Ok(()),
+        DataSpec::Dataset { name } => datasets::DataDirs::from_root(root)
+            .locate_name(name)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Loads (or generates) the data of a run.
+pub fn load(root: &Path, spec: &DataSpec, base_seed: u64) -> Result<LoadedData> {
+    match spec {
+        DataSpec::UniformBox { n, dim, low, high } => {
+            let mut rng = data_seeds(base_seed, spec).rng("data");
+            let x = datasets::uniform_box(*n, *dim, *low, *high, &mut rng)?;
+            Ok(LoadedData {
+                data: Data::Points(x),
+                digests: BTreeMap::new(),
+            })
+        }
+        DataSpec::Dataset { name } => {
+            let dirs = datasets::DataDirs::from_root(root);
+            let registry = datasets::Registry::embedded()?;
+            let dataset = registry.get(name)?;
+            let located = dirs.locate(dataset)?;
+            let digests = located
+                .files
+                .iter()
+                .map(|f| {
+                    let entry = dataset.file(&f.role).map(|e| e.sha256.clone());
+                    (f.rel_path.clone(), entry.unwrap_or_default())
+                })
+                .collect();
+            let data = match name.as_str() {
+                "cpu_rr" => Data::Regression(datasets::cpu_rr(&dirs)?),
+                other => bail!("dataset {other} is registered but no experiment loader reads it yet"),
+            };
+            Ok(LoadedData {
+                data,
+                digests: BTreeMap::from([(name.clone(), digests)]),
+            })
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! `repro`: run, check and plot the reproduced experiments. See `repro --help`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use experiments::commands::{self, Common};
+use experiments::runner::RunOptions;
+
+#[derive(Parser)]
+#[command(
+    name = "repro",
+    version,
+    about = "Reproduce the experiments of five papers on random-partition and random-feature kernel methods from TOML configs.",
+    long_about = None
+)]
+struct Cli {
+    /// Project root (holds configs/, results/, figures/). Default: $REPRO_ROOT, else the nearest
+    /// folder above the current one that has configs/ and Cargo.toml.
+    #[arg(long, global = true)]
+    root: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Execution {
+    /// Worker threads for cells (default: all cores). Results do not depend on it.
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// Recompute cells even when a cached result exists.
+    #[arg(long)]
+    force: bool,
+    /// Stop starting new cells after the first failure.
+    #[arg(long)]
+    fail_fast: bool,
+}
+
+impl Execution {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            jobs: self.jobs,
+            force: self.force,
+            fail_fast: self.fail_fast,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run experiments from config files; writes results/, figures/ and evaluates the checks.
+    Run {
+        /// Config files, e.g. configs/mondrian/fig5_kernel_error.toml.
+        #[arg(required = true)]
+        configs: Vec<PathBuf>,
+        /// Profile to apply ([profile.NAME] in the config); `full` is the paper's protocol.
+        #[arg(long, default_value = "full")]
+        profile: String,
+        /// Override a config key, e.g. --set params.lifetime=3 --set repeats=10 (recorded in the manifest).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        #[command(flatten)]
+        execution: Execution,
+        /// Do not render figures.
+        #[arg(long)]
+        no_plot: bool,
+    },
+    /// Run every config under configs/ whose data is present; exits non-zero if any was skipped or failed.
+    ReproduceAll {
+        #[arg(long, default_value = "full")]
+        profile: String,
+        #[command(flatten)]
+        execution: Execution,
+    },
+    /// Re-render figures from stored results (no recomputation).
+    Plot {
+        /// Config files (default: all under configs/).
+        configs: Vec<PathBuf>,
+    },
+    /// Run the quick profile of every config (cached cells reused) and evaluate its [[check]]s.
+    Check {
+        /// Config files (default: all under configs/).
+        configs: Vec<PathBuf>,
+        /// Profile to check (default: quick; configs without it use full).
+        #[arg(long, default_value = "quick")]
+        profile: String,
+        #[command(flatten)]
+        execution: Execution,
+    },
+    /// List configs, their experiments, data availability and stored runs.
+    List {
+        /// List the experiment kinds and their result columns instead.
+        #[arg(long)]
+        kinds: bool,
+    },
+    /// Inspect, verify and fetch registered datasets.
+    Datasets {
+        #[command(subcommand)]
+        command: DatasetsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum DatasetsCommand {
+    /// List registered datasets and where each is found.
+    List,
+    /// Verify the sha256 of every registered file that is present.
+    Verify,
+    /// Download a dataset from its upstream address into datasets/cache/ and verify it.
+    Fetch {
+        /// Dataset name (see `repro datasets list`).
+        name: String,
+    },
+}
+
+fn main() -> ExitCode {
+    // One BLAS thread per worker: cells already run in parallel.
+    if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
+        std::env::set_var("OPENBLAS_NUM_THREADS", "1");
+    }
+    let cli = Cli::parse();
+    let common = match Common::new(cli.root) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Run {
+            configs,
+            profile,
+            set,
+            execution,
+            no_plot,
+        } => commands::run(&common, &configs, &profile, &set, &execution.options(), !no_plot),
+        Command::ReproduceAll { profile, execution } => {
+            commands::reproduce_all(&common, &profile, &execution.options())
+        }
+        Command::Plot { configs } => commands::plot(&common, &configs),
+        Command::Check {
+            configs,
+            profile,
+            execution,
+        } => commands::check(&common, &configs, &profile, &execution.options()),
+        Command::List { kinds } => commands::list(&common, kinds),
+        Command::Datasets { command } => match command {
+            DatasetsCommand::List => commands::datasets_list(&common),
+            DatasetsCommand::Verify => commands::datasets_verify(&common),
+            DatasetsCommand::Fetch { name } => commands::datasets_fetch(&common, &name),
+        },
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Running a resolved config: plan cells, reuse cached ones, compute the rest in parallel,
+//! assemble the tidy table, write it with its manifest.
+
+use std::io::IsTerminal;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::cell::{self, Cell};
+use crate::config::ResolvedConfig;
+use crate::kinds;
+use crate::store::{self, CachedCell, CellCounts, Failure, Manifest, RunPaths, RunStatus, TableInfo};
+use crate::table::{self, Row, Value};
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Worker threads (default: all cores).
+    pub jobs: Option<usize>,
+    /// Recompute cells even when cached.
+    pub force: bool,
+    /// Stop starting new cells after the first failure.
+    pub fail_fast: bool,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub manifest: Manifest,
+    pub paths: RunPaths,
+}
+
+impl RunOutcome {
+    pub fn ok(&self) -> bool {
+        self.manifest.status == RunStatus::Complete
+    }
+}
+
+/// Progress reporting: a bar on a terminal, plain log lines otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+    done: AtomicUsize,
+    total: usize,
+    label: String,
+}
+
+impl Progress {
+    fn new(label: &str, total: usize) -> Self {
+        let bar = (std::io::stderr().is_terminal() && total > 0).then(|| {
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} cells (eta {eta}) {msg}",
+                )
+                .expect("valid template"),
+            );
+            bar.set_prefix(label.to_string());
+            bar
+        });
+        Self {
+            bar,
+            done: AtomicUsize::new(0),
+            total,
+            label: label.to_string(),
+        }
+    }
+
+    fn finished(&self, what: &str, seconds: f64) {
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        match &self.bar {
+            Some(bar) => bar.inc(1),
+            None => eprintln!("[{}] cell {done}/{} {what} ({seconds:.2} s)", self.label, self.total),
+        }
+    }
+
+    fn say(&self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(message),
+            None => eprintln!("{message}"),
+        }
+    }
+
+    fn close(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A short description of a cell for logs: its parameters and repetition.
+fn describe(cell: &Cell) -> String {
+    let params = cell
+        .params
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| format!("{k}={}", Value::from_json(v)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    format!("{params} rep={}", cell.rep)
+}
+
+/// Runs one resolved config. Errors before any cell runs (data missing, ...) write nothing.
+pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Result<RunOutcome> {
+    let config = &resolved.config;
+    let kind = kinds::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
+    let data = crate::data::load(root, &config.data, config.seed)
+        .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;
+    let cells = cell::plan(resolved, kind);
+    let columns = cell::all_columns(kind, &resolved.grid);
+    let run = resolved.run_name();
+    let paths = RunPaths::new(root, &config.experiment.name, &run);
+    let threads = options
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start the worker threads")?;
+
+    let started = Instant::now();
+    let mut manifest = Manifest {
+        status: RunStatus::Running,
+        experiment: config.experiment.name.clone(),
+        kind: config.experiment.kind.clone(),
+        paper: config.experiment.paper.clone(),
+        figure: config.experiment.figure.clone(),
+        config: resolved.path.display().to_string(),
+        profile: resolved.profile.clone(),
+        run: run.clone(),
+        overrides: resolved.overrides.clone(),
+        base_seed: config.seed,
+        resolved_config: resolved.resolved_toml.clone(),
+        provenance: crate::provenance::Provenance::collect(root),
+        datasets: data.digests.clone(),
+        threads,
+        started: crate::provenance::now(),
+        finished: None,
+        wall_seconds: None,
+        cells: CellCounts {
+            total: cells.len(),
+            ..Default::default()
+        },
+        failures: Vec::new(),
+        table: None,
+    };
+    // Mark the run in progress before touching the table, so a crash can never leave an old
+    // table that a `complete` manifest vouches for.
+    manifest.write(&paths.manifest)?;
+    if paths.table.exists() {
+        std::fs::remove_file(&paths.table)
+            .with_context(|| format!("cannot remove the old {}", paths.table.display()))?;
+    }
+
+    let shared = kind.prepare(&data)?;
+    let label = format!("{} ({run})", config.experiment.name);
+    let cached: Vec<Option<CachedCell>> = cells
+        .iter()
+        .map(|c| {
+            (!options.force)
+                .then(|| store::load_cell(&paths.cells_dir, &c.key, &c.identity))
+                .flatten()
+        })
+        .collect();
+    let n_cached = cached.iter().filter(|c| c.is_some()).count();
+    let todo: Vec<usize> = (0..cells.len()).filter(|&i| cached[i].is_none()).collect();
+    let progress = Progress::new(&label, todo.len());
+    if n_cached > 0 {
+        progress.say(&format!(
+            "[{label}] {n_cached} of {} cells cached, computing {}",
+            cells.len(),
+            todo.len()
+        ));
+    }
+    let stop = AtomicBool::new(false);
+    let failures = Mutex::new(Vec::new());
+    let computed: Vec<(usize, Option<CachedCell>)> = pool.install(|| {
+        todo.par_iter()
+            .map(|&i| {
+                let cell = &cells[i];
+                if stop.load(Ordering::SeqCst) {
+                    return (i, None);
+                }
+                let start = Instant::now();
+                let result = catch_unwind(AssertUnwindSafe(|| kind.run_cell(&shared, cell)))
+                    .unwrap_or_else(|panic| {
+                        let message = panic
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "unknown panic".into());
+                        Err(anyhow::anyhow!("panicked: {message}"))
+                    });
+                let seconds = start.elapsed().as_secs_f64();
+                match result {
+                    Ok(rows) => {
+                        let entry = CachedCell {
+                            identity: cell.identity.clone(),
+                            rows,
+                            seconds,
+                        };
+                        if let Err(e) = store::store_cell(&paths.cells_dir, &cell.key, &entry) {
+                            progress.say(&format!("[{label}] warning: cannot cache a cell: {e:#}"));
+                        }
+                        progress.finished(&describe(cell), seconds);
+                        (i, Some(entry))
+                    }
+                    Err(e) => {
+                        let error = format!("{e:#}");
+                        progress.say(&format!("[{label}] FAILED {}: {error}", describe(cell)));
+                        failures.lock().expect("lock").push(Failure {
+                            identity: cell.identity.clone(),
+                            error,
+                        });
+                        if options.fail_fast {
+                            stop.store(true, Ordering::SeqCst);
+                        }
+                        progress.finished("failed", seconds);
+                        (i, None)
+                    }
+                }
+            })
+            .collect()
+    });
+    progress.close();
+
+    let mut results = cached;
+    for (i, entry) in computed {
+        results[i] = entry;
+    }
+    let mut failures = failures.into_inner().expect("lock");
+    failures.sort_by(|a, b| a.identity.cmp(&b.identity));
+    manifest.cells.cached = n_cached;
+    manifest.cells.failed = failures.len();
+    manifest.cells.computed = todo.len() - failures.len();
+    manifest.cells.skipped = results.iter().filter(|r| r.is_none()).count() - failures.len();
+    manifest.cells.computed -= manifest.cells.skipped;
+    manifest.failures = failures;
+
+    if results.iter().all(|r| r.is_some()) {
+        let rows: Vec<Row> = cells
+            .iter()
+            .zip(&results)
+            .flat_map(|(cell, entry)| {
+                let entry = entry.as_ref().expect("checked above");
+                decorate(&config.experiment.name, cell, entry)
+            })
+            .collect();
+        let mut frame = table::to_frame(&columns, &rows)
+            .with_context(|| format!("{}: cannot assemble the result table", config.experiment.name))?;
+        table::write_parquet(&paths.table, &mut frame)?;
+        manifest.table = Some(TableInfo {
+            file: paths
+                .table
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+            sha256: store::file_sha256(&paths.table)?,
+            rows: rows.len(),
+            columns,
+        });
+        manifest.status = RunStatus::Complete;
+    } else {
+        manifest.status = RunStatus::Failed;
+    }
+    manifest.finished = Some(crate::provenance::now());
+    manifest.wall_seconds = Some(started.elapsed().as_secs_f64());
+    manifest.write(&paths.manifest)?;
+    Ok(RunOutcome { manifest, paths })
+}
+
+/// The rows of a cell with identity, parameter and timing columns added.
+fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell) -> Vec<Row> {
+    entry
+        .rows
+        .iter()
+        .map(|measured| {
+            let mut row = measured.clone();
+            row.insert("experiment".into(), experiment.into());
+            row.insert("cell".into(), cell.key[..16].to_string().into());
+            row.insert("rep".into(), cell.rep.into());
+            if let Some(params) = cell.params.as_object() {
+                for (k, v) in params {
+                    row.insert(k.clone(), Value::from_json(v));
+                }
+            }
+            row.insert("cell_seconds".into(), entry.seconds.into());
+            row
+        })
+        .collect()
+}

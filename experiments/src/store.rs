@@ -1,0 +1,265 @@
+//! The store: atomic writes, the per-cell cache, run manifests.
+//!
+//! Layout under the project root:
+//! ```text
+//! results/<experiment>/cells/<key>.json        cached rows of one finished cell
+//! results/<experiment>/<run>.parquet           the tidy result table of a run
+//! results/<experiment>/<run>.manifest.json     provenance and status of that run
+//! figures/<experiment>/<run>.{png,svg}         rendered from the table only
+//! ```
+//! Every file is written to a temporary name in the same folder and renamed into place, so a
+//! crash never leaves a partial file under a final name. A table counts only when its manifest
+//! says `complete` and records the table's sha256; a run in progress first marks its manifest
+//! `running` and removes the old table.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::table::Row;
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// sha256 of a file's bytes.
+pub fn file_sha256(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(sha256_hex(&bytes))
+}
+
+/// Writes through `write` into a temporary file next to `path`, syncs it and renames it into
+/// place.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
+    let dir = path.parent().context("path has no parent folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = path.file_name().context("path has no file name")?.to_string_lossy();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        write(&mut file)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("cannot move {} into place", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes `bytes` to `path` atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, |f| Ok(f.write_all(bytes)?))
+}
+
+/// Paths of one run of one experiment.
+#[derive(Debug, Clone)]
+pub struct RunPaths {
+    pub results_dir: PathBuf,
+    pub cells_dir: PathBuf,
+    pub table: PathBuf,
+    pub manifest: PathBuf,
+    pub figure_stem: PathBuf,
+}
+
+impl RunPaths {
+    pub fn new(root: &Path, experiment: &str, run: &str) -> Self {
+        let results_dir = root.join("results").join(experiment);
+        Self {
+            cells_dir: results_dir.join("cells"),
+            table: results_dir.join(format!("{run}.parquet")),
+            manifest: results_dir.join(format!("{run}.manifest.json")),
+            figure_stem: root.join("figures").join(experiment).join(run),
+            results_dir,
+        }
+    }
+}
+
+/// The cached result of one finished cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CachedCell {
+    pub identity: String,
+    pub rows: Vec<Row>,
+    pub seconds: f64,
+}
+
+/// Reads a cached cell; a missing, unreadable or mismatched entry is `None` (it is recomputed).
+pub fn load_cell(cells_dir: &Path, key: &str, identity: &str) -> Option<CachedCell> {
+    let path = cells_dir.join(format!("{key}.json"));
+    let text = std::fs::read_to_string(path).ok()?;
+    let cell: CachedCell = serde_json::from_str(&text).ok()?;
+    (cell.identity == identity).then_some(cell)
+}
+
+/// Stores a finished cell.
+pub fn store_cell(cells_dir: &Path, key: &str, cell: &CachedCell) -> Result<()> {
+    let text = serde_json::to_string(cell)?;
+    write_atomic(&cells_dir.join(format!("{key}.json")), text.as_bytes())
+}
+
+/// Status of a run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Failed,
+}
+
+/// Cell counts of a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CellCounts {
+    pub total: usize,
+    pub cached: usize,
+    pub computed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+/// A failed cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Failure {
+    pub identity: String,
+    pub error: String,
+}
+
+/// The stored table of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableInfo {
+    pub file: String,
+    pub sha256: String,
+    pub rows: usize,
+    pub columns: Vec<String>,
+}
+
+/// Provenance and status of a run, written next to its table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub status: RunStatus,
+    pub experiment: String,
+    pub kind: String,
+    pub paper: String,
+    pub figure: String,
+    /// Config path relative to the project root.
+    pub config: String,
+    pub profile: String,
+    pub run: String,
+    pub overrides: Vec<String>,
+    pub base_seed: u64,
+    /// The config as resolved (profile and overrides applied), TOML.
+    pub resolved_config: String,
+    pub provenance: crate::provenance::Provenance,
+    /// sha256 of every dataset file read, by dataset then file.
+    pub datasets: BTreeMap<String, BTreeMap<String, String>>,
+    pub threads: usize,
+    pub started: String,
+    pub finished: Option<String>,
+    pub wall_seconds: Option<f64>,
+    pub cells: CellCounts,
+    pub failures: Vec<Failure>,
+    pub table: Option<TableInfo>,
+}
+
+impl Manifest {
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        write_atomic(path, text.as_bytes())
+    }
+
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("corrupt manifest {}", path.display()))
+    }
+}
+
+/// Loads the table of a complete run, verifying it against its manifest.
+pub fn load_complete(paths: &RunPaths) -> Result<(Manifest, Vec<Row>)> {
+    let manifest = Manifest::read(&paths.manifest)?;
+    if manifest.status != RunStatus::Complete {
+        bail!(
+            "run {} is {:?}, not complete: rerun it (finished cells are cached)",
+            paths.manifest.display(),
+            manifest.status
+        );
+    }
+    let info = manifest
+        .table
+        .as_ref()
+        .context("complete manifest without a table")?;
+    let digest = file_sha256(&paths.table)?;
+    if digest != info.sha256 {
+        bail!(
+            "{} does not match its manifest (sha256 {digest}, manifest says {}): rerun the experiment",
+            paths.table.display(),
+            info.sha256
+        );
+    }
+    let rows = crate::table::from_frame(&crate::table::read_parquet(&paths.table)?)?;
+    Ok((manifest, rows))
+}
+
+/// Runs found under `results/<experiment>/` (names of `*.manifest.json`), sorted.
+pub fn list_runs(root: &Path, experiment: &str) -> Vec<String> {
+    let dir = root.join("results").join(experiment);
+    let mut runs: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".manifest.json"))
+                .map(str::to_string)
+        })
+        .collect();
+    runs.sort();
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/file.txt");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let failed = write_atomic_with(&path, |_| bail!("boom"));
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn cache_rejects_other_identities_and_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let cell = CachedCell {
+            identity: "a".into(),
+            rows: vec![],
+            seconds: 0.1,
+        };
+        store_cell(dir.path(), "k", &cell).unwrap();
+        assert_eq!(load_cell(dir.path(), "k", "a"), Some(cell));
+        assert_eq!(load_cell(dir.path(), "k", "b"), None);
+        std::fs::write(dir.path().join("k.json"), "{not json").unwrap();
+        assert_eq!(load_cell(dir.path(), "k", "a"), None);
+    }
+}
