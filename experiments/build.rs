@@ -5,8 +5,16 @@ fn main() {
     println!("cargo:rerun-if-changed={}", lock.display());
     let text = std::fs::read_to_string(&lock).unwrap_or_default();
     let wanted = [
-        "polars", "ndarray", "ndarray-linalg", "rand", "rand_chacha", "rand_distr", "rayon",
-        "plotters", "serde", "toml",
+        "polars",
+        "ndarray",
+        "ndarray-linalg",
+        "rand",
+        "rand_chacha",
+        "rand_distr",
+        "rayon",
+        "plotters",
+        "serde",
+        "toml",
     ];
     // A crate locked at several versions is listed as "a, b".
     let mut found = std::collections::BTreeMap::<String, Vec<String>>::new();
@@ -16,7 +24,10 @@ fn main() {
             name = Some(n.trim_matches('"').to_string());
         } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
             if wanted.contains(&n.as_str()) {
-                found.entry(n).or_default().push(v.trim_matches('"').to_string());
+                found
+                    .entry(n)
+                    .or_default()
+                    .push(v.trim_matches('"').to_string());
             }
         }
     }

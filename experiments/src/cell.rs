@@ -78,7 +78,12 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
             }))
             .expect("json");
             let key = crate::store::sha256_hex(
-                format!("{identity}|seed={}|code={}", config.seed, kind.code_version()).as_bytes(),
+                format!(
+                    "{identity}|seed={}|code={}",
+                    config.seed,
+                    kind.code_version()
+                )
+                .as_bytes(),
             );
             cells.push(Cell {
                 params: params.clone(),

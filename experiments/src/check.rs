@@ -97,7 +97,10 @@ impl CheckSpec {
             if columns.iter().any(|k| k == c) {
                 Ok(())
             } else {
-                Err(format!("unknown column `{c}`; columns: {}", columns.join(", ")))
+                Err(format!(
+                    "unknown column `{c}`; columns: {}",
+                    columns.join(", ")
+                ))
             }
         };
         let (min, max) = self.bounds();
@@ -167,9 +170,8 @@ impl CheckSpec {
         };
         let (value, passed, detail) = match value {
             Ok(v) => {
-                let ok = v.is_finite()
-                    && min.is_none_or(|lo| v >= lo)
-                    && max.is_none_or(|hi| v <= hi);
+                let ok =
+                    v.is_finite() && min.is_none_or(|lo| v >= lo) && max.is_none_or(|hi| v <= hi);
                 (Some(v), ok, String::new())
             }
             Err(e) => (None, false, e),
@@ -185,7 +187,10 @@ impl CheckSpec {
     }
 }
 
-fn selected<'a>(rows: &'a [Row], select: &'a toml::Table) -> impl Iterator<Item = &'a Row> {
+pub(crate) fn selected<'a>(
+    rows: &'a [Row],
+    select: &'a toml::Table,
+) -> impl Iterator<Item = &'a Row> {
     rows.iter().filter(move |r| {
         select
             .iter()
@@ -193,10 +198,15 @@ fn selected<'a>(rows: &'a [Row], select: &'a toml::Table) -> impl Iterator<Item 
     })
 }
 
-fn mean_of(rows: &[Row], metric: &str, select: &toml::Table) -> Result<f64, String> {
-    let values: Vec<f64> = selected(rows, select)
+/// The values of `metric` in the rows matching `select`.
+pub(crate) fn values_of(rows: &[Row], metric: &str, select: &toml::Table) -> Vec<f64> {
+    selected(rows, select)
         .filter_map(|r| r.get(metric).and_then(|v| v.as_f64()))
-        .collect();
+        .collect()
+}
+
+fn mean_of(rows: &[Row], metric: &str, select: &toml::Table) -> Result<f64, String> {
+    let values = values_of(rows, metric, select);
     if values.is_empty() {
         return Err(format!("no rows with `{metric}` match {select}"));
     }
@@ -230,7 +240,9 @@ fn loglog_slope(
         .map(|(xv, sum, n)| (xv.ln(), (sum / *n as f64).ln()))
         .collect();
     if points.len() < 2 {
-        return Err(format!("need rows at two or more `{x}` values in [{x_min}, {x_max}]"));
+        return Err(format!(
+            "need rows at two or more `{x}` values in [{x_min}, {x_max}]"
+        ));
     }
     if points.iter().any(|(_, y)| !y.is_finite()) {
         return Err(format!("`{metric}` must be > 0 for a log-log slope"));
@@ -311,20 +323,28 @@ mod tests {
         assert!(ratio.evaluate(&rows()).passed);
         let failing = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'a', m = 4 }\nmax = 0.1");
         assert!(!failing.evaluate(&rows()).passed);
-        let empty = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'zzz' }\nmax = 0.1");
+        let empty = parse(
+            "kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'zzz' }\nmax = 0.1",
+        );
         let r = empty.evaluate(&rows());
         assert!(!r.passed && r.detail.contains("no rows"));
     }
 
     #[test]
     fn validation_catches_unknown_columns_and_bad_bounds() {
-        let columns: Vec<String> = ["method", "m", "err"].iter().map(|s| s.to_string()).collect();
+        let columns: Vec<String> = ["method", "m", "err"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let bad = parse("kind = 'mean'\nname = 'm'\nmetric = 'errr'\nmin = 0");
         assert!(bad.validate(&columns).unwrap_err().contains("errr"));
         let no_bounds = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'");
         assert!(no_bounds.validate(&columns).is_err());
         let inverted = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nmin = 2\nmax = 1");
         assert!(inverted.validate(&columns).is_err());
-        assert!(toml::from_str::<CheckSpec>("kind = 'mean'\nname = 'm'\nmetric = 'err'\nmni = 1").is_err());
+        assert!(
+            toml::from_str::<CheckSpec>("kind = 'mean'\nname = 'm'\nmetric = 'err'\nmni = 1")
+                .is_err()
+        );
     }
 }

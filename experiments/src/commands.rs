@@ -35,7 +35,10 @@ impl Common {
     }
 
     fn shown(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
     }
 }
 
@@ -53,7 +56,10 @@ fn load_all(
         let rel = path.strip_prefix(&common.root).unwrap_or(path);
         let attempt = config::load(&common.root, rel, profile, overrides);
         let attempt = match attempt {
-            Err(e) if fall_back_to_full && e.message.starts_with(&format!("no [profile.{profile}]")) => {
+            Err(e)
+                if fall_back_to_full
+                    && e.message.starts_with(&format!("no [profile.{profile}]")) =>
+            {
                 config::load(&common.root, rel, FULL_PROFILE, overrides)
             }
             other => other,
@@ -79,7 +85,10 @@ fn load_all(
         }
     }
     if !errors.is_empty() {
-        bail!("invalid config; nothing was run:\n  {}", errors.join("\n  "));
+        bail!(
+            "invalid config; nothing was run:\n  {}",
+            errors.join("\n  ")
+        );
     }
     Ok(resolved)
 }
@@ -98,7 +107,12 @@ fn discover_or(common: &Common, configs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// Runs one config and prints where everything went; returns whether the run and its checks
 /// passed.
-fn run_one(common: &Common, resolved: &ResolvedConfig, options: &RunOptions, plot: bool) -> Result<bool> {
+fn run_one(
+    common: &Common,
+    resolved: &ResolvedConfig,
+    options: &RunOptions,
+    plot: bool,
+) -> Result<bool> {
     let outcome = runner::run(&common.root, resolved, options)?;
     let m = &outcome.manifest;
     let name = &resolved.config.experiment.name;
@@ -124,7 +138,12 @@ fn run_one(common: &Common, resolved: &ResolvedConfig, options: &RunOptions, plo
     let (_, rows) = store::load_complete(&outcome.paths)?;
     if plot {
         if let Some(spec) = &resolved.config.plot {
-            for path in crate::plot::render(spec, &figure_title(resolved), &rows, &outcome.paths.figure_stem)? {
+            for path in crate::plot::render(
+                spec,
+                &figure_title(resolved),
+                &rows,
+                &outcome.paths.figure_stem,
+            )? {
                 println!("figure    {}", common.shown(&path));
             }
         }
@@ -141,7 +160,11 @@ fn figure_title(resolved: &ResolvedConfig) -> String {
     format!("{} ({})", e.figure, resolved.run_name())
 }
 
-fn evaluate_checks(resolved: &ResolvedConfig, outcome: &RunOutcome, rows: &[crate::table::Row]) -> Vec<CheckResult> {
+fn evaluate_checks(
+    resolved: &ResolvedConfig,
+    outcome: &RunOutcome,
+    rows: &[crate::table::Row],
+) -> Vec<CheckResult> {
     resolved
         .config
         .check
@@ -184,7 +207,10 @@ pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Re
     let mut failed = Vec::new();
     for r in &resolved {
         if let Err(missing) = crate::data::check_available(&common.root, &r.config.data) {
-            eprintln!("[{}] SKIPPED: data not available: {missing}", r.config.experiment.name);
+            eprintln!(
+                "[{}] SKIPPED: data not available: {missing}",
+                r.config.experiment.name
+            );
             skipped.push(r.config.experiment.name.clone());
             continue;
         }
@@ -205,9 +231,17 @@ pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Re
         resolved.len(),
         resolved.len() - failed.len() - skipped.len(),
         failed.len(),
-        if failed.is_empty() { String::new() } else { format!(" ({})", failed.join(", ")) },
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", failed.join(", "))
+        },
         skipped.len(),
-        if skipped.is_empty() { String::new() } else { format!(" ({})", skipped.join(", ")) },
+        if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", skipped.join(", "))
+        },
     );
     println!("results in results/<experiment>/, figures in figures/<experiment>/");
     ok &= failed.is_empty() && skipped.is_empty();
@@ -241,13 +275,20 @@ pub fn plot(common: &Common, configs: &[PathBuf]) -> Result<bool> {
         }
     }
     if rendered == 0 {
-        eprintln!("no stored results to plot: run `repro run CONFIG` or `make reproduce-all` first");
+        eprintln!(
+            "no stored results to plot: run `repro run CONFIG` or `make reproduce-all` first"
+        );
     }
     Ok(ok)
 }
 
 /// `repro check`: run the quick profile (cached cells reused) and evaluate the checks.
-pub fn check(common: &Common, configs: &[PathBuf], profile: &str, options: &RunOptions) -> Result<bool> {
+pub fn check(
+    common: &Common,
+    configs: &[PathBuf],
+    profile: &str,
+    options: &RunOptions,
+) -> Result<bool> {
     let paths = discover_or(common, configs)?;
     let resolved = load_all(common, &paths, profile, &[], true)?;
     let mut all = Vec::new();
@@ -270,7 +311,10 @@ pub fn check(common: &Common, configs: &[PathBuf], profile: &str, options: &RunO
         let (_, rows) = store::load_complete(&outcome.paths)?;
         let results = evaluate_checks(r, &outcome, &rows);
         if results.is_empty() {
-            eprintln!("[{name}] warning: no [[check]] applies to profile {}", r.profile);
+            eprintln!(
+                "[{name}] warning: no [[check]] applies to profile {}",
+                r.profile
+            );
         }
         ok &= results.iter().all(|c| c.passed);
         all.push((name, results));
@@ -279,10 +323,30 @@ pub fn check(common: &Common, configs: &[PathBuf], profile: &str, options: &RunO
     for (name, results) in &all {
         print!("{}", format_results(name, results));
     }
-    let failed: usize = all.iter().map(|(_, r)| r.iter().filter(|c| !c.passed).count()).sum();
+    let failed: usize = all
+        .iter()
+        .map(|(_, r)| r.iter().filter(|c| !c.passed).count())
+        .sum();
     let total: usize = all.iter().map(|(_, r)| r.len()).sum();
     println!("{} of {total} checks passed", total - failed);
     Ok(ok && failed == 0)
+}
+
+/// `repro report`: writes results/REPORT.md (or REPORT-<run>.md) from stored runs and prints it.
+pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
+    let paths = discover_or(common, configs)?;
+    let resolved = load_all(common, &paths, FULL_PROFILE, &[], false)?;
+    let text = crate::report::build(&common.root, &resolved, run);
+    let file = if run == FULL_PROFILE {
+        "REPORT.md".to_string()
+    } else {
+        format!("REPORT-{run}.md")
+    };
+    let path = common.root.join("results").join(file);
+    store::write_atomic(&path, text.as_bytes())?;
+    println!("{text}");
+    eprintln!("report written to {}", common.shown(&path));
+    Ok(!text.contains("**FAIL**") && !text.contains("_No complete run"))
 }
 
 /// `repro list`.
@@ -309,9 +373,11 @@ pub fn list(common: &Common, kinds: bool) -> Result<bool> {
                 let runs: Vec<String> = store::list_runs(&common.root, &c.experiment.name)
                     .into_iter()
                     .map(|run| {
-                        let status = store::Manifest::read(&RunPaths::new(&common.root, &c.experiment.name, &run).manifest)
-                            .map(|m| format!("{:?}", m.status).to_lowercase())
-                            .unwrap_or_else(|_| "unreadable".into());
+                        let status = store::Manifest::read(
+                            &RunPaths::new(&common.root, &c.experiment.name, &run).manifest,
+                        )
+                        .map(|m| format!("{:?}", m.status).to_lowercase())
+                        .unwrap_or_else(|_| "unreadable".into());
                         format!("{run}: {status}")
                     })
                     .collect();
@@ -323,7 +389,11 @@ pub fn list(common: &Common, kinds: bool) -> Result<bool> {
                     c.experiment.kind,
                     r.grid.len() * c.repeats,
                     data,
-                    if runs.is_empty() { "none".into() } else { runs.join(", ") }
+                    if runs.is_empty() {
+                        "none".into()
+                    } else {
+                        runs.join(", ")
+                    }
                 );
             }
             Err(e) => {
@@ -350,7 +420,14 @@ pub fn datasets_list(common: &Common) -> Result<bool> {
             ds.description
         );
     }
-    println!("searched: {}", dirs.search_dirs().iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "));
+    println!(
+        "searched: {}",
+        dirs.search_dirs()
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     Ok(true)
 }
 
@@ -389,4 +466,3 @@ pub fn datasets_fetch(common: &Common, name: &str) -> Result<bool> {
     }
     Ok(true)
 }
-

@@ -55,8 +55,12 @@ pub enum DataSpec {
         #[serde(default = "one")]
         high: f64,
     },
-    /// A registered dataset (`datasets/registry.toml`), verified by sha256.
-    Dataset { name: String },
+    /// A registered dataset (`datasets/registry.toml`), verified by sha256. Experiments on
+    /// points use its training inputs, the first `max_rows` of them when given.
+    Dataset {
+        name: String,
+        max_rows: Option<usize>,
+    },
 }
 
 fn one() -> f64 {
@@ -74,11 +78,16 @@ impl DataSpec {
                     return Err("data.dim = 0: need at least one dimension".into());
                 }
                 if !(low.is_finite() && high.is_finite() && low < high) {
-                    return Err(format!("data.low = {low}, data.high = {high}: need finite low < high"));
+                    return Err(format!(
+                        "data.low = {low}, data.high = {high}: need finite low < high"
+                    ));
                 }
                 Ok(())
             }
-            DataSpec::Dataset { name } => datasets::Registry::embedded()
+            DataSpec::Dataset {
+                max_rows: Some(0), ..
+            } => Err("data.max_rows = 0: need at least one row".into()),
+            DataSpec::Dataset { name, .. } => datasets::Registry::embedded()
                 .map_err(|e| e.to_string())?
                 .get(name)
                 .map(|_| ())
@@ -107,6 +116,9 @@ pub struct Config {
     /// Scientific checks evaluated on the stored results.
     #[serde(default)]
     pub check: Vec<CheckSpec>,
+    /// Published (or reference) numbers that `repro report` sets beside the reproduced ones.
+    #[serde(default)]
+    pub reference: Vec<crate::report::Reference>,
 }
 
 /// A config ready to run: resolved, validated, grid expanded.
@@ -157,28 +169,37 @@ pub fn load(
         .map_err(|e| err(format!("cannot read the config ({e})")))?;
     let raw: toml::Table = toml::from_str(&text).map_err(|e| err(format!("invalid TOML: {e}")))?;
 
-    // Every declared profile must resolve, so a typo in [profile.quick] fails a full run too.
     let profiles = raw
         .get("profile")
         .map(|p| {
             p.as_table()
-                .ok_or_else(|| err("`profile` must be a table of tables, e.g. [profile.quick]".into()))
+                .ok_or_else(|| {
+                    err("`profile` must be a table of tables, e.g. [profile.quick]".into())
+                })
                 .map(|t| t.keys().cloned().collect::<Vec<_>>())
         })
         .transpose()?
         .unwrap_or_default();
+    if profile != FULL_PROFILE && !profiles.iter().any(|p| p == profile) {
+        return Err(err(format!(
+            "no [profile.{profile}] section; profiles defined: {}",
+            if profiles.is_empty() {
+                "none".to_string()
+            } else {
+                profiles.join(", ")
+            }
+        )));
+    }
+    let (config, resolved_toml, grid) = resolve(&raw, profile, overrides).map_err(err)?;
+    // Every other profile must resolve too, so a typo in [profile.quick] fails a full run.
     for name in &profiles {
         if name != profile {
             resolve(&raw, name, &[]).map_err(|m| err(format!("[profile.{name}]: {m}")))?;
         }
     }
-    if profile != FULL_PROFILE && !profiles.iter().any(|p| p == profile) {
-        return Err(err(format!(
-            "no [profile.{profile}] section; profiles defined: {}",
-            if profiles.is_empty() { "none".to_string() } else { profiles.join(", ") }
-        )));
+    if profile != FULL_PROFILE {
+        resolve(&raw, FULL_PROFILE, &[]).map_err(|m| err(format!("full profile: {m}")))?;
     }
-    let (config, resolved_toml, grid) = resolve(&raw, profile, overrides).map_err(err)?;
     Ok(ResolvedConfig {
         path: path.to_path_buf(),
         profile: profile.to_string(),
@@ -201,7 +222,9 @@ fn resolve(raw: &toml::Table, profile: &str, overrides: &[String]) -> Result<Res
             .ok_or_else(|| format!("[profile.{profile}] must be a table"))?
             .clone();
         if patch.contains_key("profile") {
-            return Err(format!("[profile.{profile}] must not define profiles itself"));
+            return Err(format!(
+                "[profile.{profile}] must not define profiles itself"
+            ));
         }
         merge(&mut table, patch);
     }
@@ -209,14 +232,36 @@ fn resolve(raw: &toml::Table, profile: &str, overrides: &[String]) -> Result<Res
         apply_override(&mut table, assignment)?;
     }
     let resolved_toml = toml::to_string(&table).map_err(|e| e.to_string())?;
-    let config: Config = toml::from_str(&resolved_toml).map_err(|e| clean_toml_error(&e))?;
+    let config: Config =
+        toml::from_str(&resolved_toml).map_err(|e| clean_toml_error(&e, &resolved_toml))?;
     let grid = validate(&config)?;
     Ok((config, resolved_toml, grid))
 }
 
-fn clean_toml_error(e: &toml::de::Error) -> String {
-    // The span refers to the re-serialised text, not the user's file; keep the message only.
-    e.message().to_string()
+/// The message of a deserialisation error of the resolved text, with the offending line and its
+/// table (the span refers to the re-serialised text, not to the user's file).
+fn clean_toml_error(e: &toml::de::Error, text: &str) -> String {
+    let Some(span) = e.span() else {
+        return e.message().to_string();
+    };
+    let start = span.start.min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = text[line_start..line_end].trim();
+    if line.starts_with('[') {
+        return format!("{} (in {line})", e.message());
+    }
+    let table = text[..line_start]
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('['))
+        .map(|h| format!(" in {}", h.trim()))
+        .unwrap_or_default();
+    if line.is_empty() {
+        format!("{}{table}", e.message())
+    } else {
+        format!("{} (at `{line}`{table})", e.message())
+    }
 }
 
 /// Deep merge: tables merge key by key, any other value replaces.
@@ -240,7 +285,9 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
     let key = key.trim();
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("--set {assignment}: empty component in key `{key}`"));
+        return Err(format!(
+            "--set {assignment}: empty component in key `{key}`"
+        ));
     }
     let value = value.trim();
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
@@ -281,7 +328,9 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
     let grid = expand_grid(&config.params)?;
     let mut canonical = Vec::with_capacity(grid.len());
     for point in grid {
-        let shown = toml::to_string(&point).unwrap_or_default().replace('\n', ", ");
+        let shown = toml::to_string(&point)
+            .unwrap_or_default()
+            .replace('\n', ", ");
         let value = kind
             .canonical_params(point)
             .map_err(|m| format!("params ({}): {m}", shown.trim_end_matches(", ")))?;
@@ -290,6 +339,11 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
     let columns = crate::cell::all_columns(kind, &canonical);
     if let Some(plot) = &config.plot {
         plot.validate(&columns)?;
+    }
+    for (i, reference) in config.reference.iter().enumerate() {
+        reference
+            .validate(&columns)
+            .map_err(|m| format!("reference #{} ({}): {m}", i + 1, reference.label))?;
     }
     for (i, check) in config.check.iter().enumerate() {
         check
@@ -305,7 +359,9 @@ pub fn expand_grid(params: &toml::Table) -> Result<Vec<toml::Table>, String> {
     for (key, value) in params {
         let values = match value {
             toml::Value::Array(values) if values.is_empty() => {
-                return Err(format!("params.{key} is an empty grid: give at least one value"))
+                return Err(format!(
+                    "params.{key} is an empty grid: give at least one value"
+                ))
             }
             toml::Value::Array(values) => values.clone(),
             other => vec![other.clone()],
@@ -355,7 +411,8 @@ mod tests {
 
     #[test]
     fn grid_is_the_cartesian_product() {
-        let params: toml::Table = toml::from_str("a = [1, 2]\nb = \"x\"\nc = [true, false, true]").unwrap();
+        let params: toml::Table =
+            toml::from_str("a = [1, 2]\nb = \"x\"\nc = [true, false, true]").unwrap();
         let grid = expand_grid(&params).unwrap();
         assert_eq!(grid.len(), 6);
         assert!(grid.iter().all(|p| p["b"].as_str() == Some("x")));

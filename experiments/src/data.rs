@@ -28,11 +28,11 @@ pub struct LoadedData {
 }
 
 impl LoadedData {
-    /// The points of synthetic data.
+    /// The points: synthetic points, or the training inputs of a dataset.
     pub fn points(&self) -> Result<&Array2<f64>> {
         match &self.data {
             Data::Points(x) => Ok(x),
-            Data::Regression(_) => bail!("this experiment needs synthetic points, not a regression split"),
+            Data::Regression(split) => Ok(&split.x_train),
         }
     }
 
@@ -49,7 +49,7 @@ impl LoadedData {
 pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), String> {
     match spec {
         DataSpec::UniformBox { .. } => Ok(()),
-        DataSpec::Dataset { name } => datasets::DataDirs::from_root(root)
+        DataSpec::Dataset { name, .. } => datasets::DataDirs::from_root(root)
             .locate_name(name)
             .map(|_| ())
             .map_err(|e| e.to_string()),
@@ -67,7 +67,7 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64) -> Result<LoadedData> 
                 digests: BTreeMap::new(),
             })
         }
-        DataSpec::Dataset { name } => {
+        DataSpec::Dataset { name, max_rows } => {
             let dirs = datasets::DataDirs::from_root(root);
             let registry = datasets::Registry::embedded()?;
             let dataset = registry.get(name)?;
@@ -81,8 +81,21 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64) -> Result<LoadedData> 
                 })
                 .collect();
             let data = match name.as_str() {
-                "cpu_rr" => Data::Regression(datasets::cpu_rr(&dirs)?),
-                other => bail!("dataset {other} is registered but no experiment loader reads it yet"),
+                "cpu_rr" => {
+                    let mut split = datasets::cpu_rr(&dirs)?;
+                    if let Some(n) = *max_rows {
+                        let n_train = n.min(split.x_train.nrows());
+                        let n_test = n.min(split.x_test.nrows());
+                        split.x_train = split.x_train.slice(ndarray::s![..n_train, ..]).to_owned();
+                        split.y_train = split.y_train.slice(ndarray::s![..n_train]).to_owned();
+                        split.x_test = split.x_test.slice(ndarray::s![..n_test, ..]).to_owned();
+                        split.y_test = split.y_test.slice(ndarray::s![..n_test]).to_owned();
+                    }
+                    Data::Regression(split)
+                }
+                other => {
+                    bail!("dataset {other} is registered but no experiment loader reads it yet")
+                }
             };
             Ok(LoadedData {
                 data,

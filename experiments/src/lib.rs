@@ -14,6 +14,7 @@ pub mod data;
 pub mod kinds;
 pub mod plot;
 pub mod provenance;
+pub mod report;
 pub mod runner;
 pub mod store;
 pub mod table;

@@ -87,6 +87,14 @@ enum Command {
         #[command(flatten)]
         execution: Execution,
     },
+    /// Write results/REPORT.md: reproduced vs published numbers of the stored full runs, per paper.
+    Report {
+        /// Config files (default: all under configs/).
+        configs: Vec<PathBuf>,
+        /// Which stored run to report (e.g. quick, or full-set-1a2b3c4d for an ablation).
+        #[arg(long, default_value = "full")]
+        run: String,
+    },
     /// List configs, their experiments, data availability and stored runs.
     List {
         /// List the experiment kinds and their result columns instead.
@@ -133,7 +141,14 @@ fn main() -> ExitCode {
             set,
             execution,
             no_plot,
-        } => commands::run(&common, &configs, &profile, &set, &execution.options(), !no_plot),
+        } => commands::run(
+            &common,
+            &configs,
+            &profile,
+            &set,
+            &execution.options(),
+            !no_plot,
+        ),
         Command::ReproduceAll { profile, execution } => {
             commands::reproduce_all(&common, &profile, &execution.options())
         }
@@ -143,6 +158,7 @@ fn main() -> ExitCode {
             profile,
             execution,
         } => commands::check(&common, &configs, &profile, &execution.options()),
+        Command::Report { configs, run } => commands::report(&common, &configs, &run),
         Command::List { kinds } => commands::list(&common, kinds),
         Command::Datasets { command } => match command {
             DatasetsCommand::List => commands::datasets_list(&common),

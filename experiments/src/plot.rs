@@ -109,14 +109,23 @@ impl PlotSpec {
                 ));
             }
         }
-        for (axis, range, log) in [("x", self.x_range, self.log_x), ("y", self.y_range, self.log_y)] {
+        for (axis, range, log) in [
+            ("x", self.x_range, self.log_x),
+            ("y", self.y_range, self.log_y),
+        ] {
             if let Some([lo, hi]) = range {
-                if !(lo < hi) || (log && lo <= 0.0) {
-                    return Err(format!("plot.{axis}_range = [{lo}, {hi}]: need lo < hi (and lo > 0 on a log axis)"));
+                if lo >= hi || lo.is_nan() || hi.is_nan() || (log && lo <= 0.0) {
+                    return Err(format!(
+                        "plot.{axis}_range = [{lo}, {hi}]: need lo < hi (and lo > 0 on a log axis)"
+                    ));
                 }
             }
         }
-        if !(self.size_inches[0] > 0.5 && self.size_inches[1] > 0.5 && self.size_inches[0] < 40.0 && self.size_inches[1] < 40.0) {
+        if !(self.size_inches[0] > 0.5
+            && self.size_inches[1] > 0.5
+            && self.size_inches[0] < 40.0
+            && self.size_inches[1] < 40.0)
+        {
             return Err("plot.size_inches: need two sizes between 0.5 and 40".into());
         }
         Ok(())
@@ -155,7 +164,13 @@ fn aggregate(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
         .map(|s| s.value.clone())
         .filter(|v| groups.contains_key(v))
         .collect();
-    order.extend(groups.keys().filter(|k| !order.contains(k)).cloned().collect::<Vec<_>>());
+    order.extend(
+        groups
+            .keys()
+            .filter(|k| !order.contains(k))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
     order
         .into_iter()
         .enumerate()
@@ -186,7 +201,11 @@ fn register_fonts() {
     static FONTS: Once = Once::new();
     FONTS.call_once(|| {
         // The embedded DejaVu Sans makes figures identical on every machine (no system fonts).
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
     });
 }
 
@@ -195,13 +214,20 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result
     register_fonts();
     let series = aggregate(spec, rows);
     if series.iter().all(|s| s.points.is_empty()) {
-        return Err(anyhow!("no rows with numeric `{}` and `{}` to plot", spec.x, spec.y));
+        return Err(anyhow!(
+            "no rows with numeric `{}` and `{}` to plot",
+            spec.x,
+            spec.y
+        ));
     }
     let range = |values: Vec<f64>, given: Option<[f64; 2]>, log: bool| -> (f64, f64) {
         if let Some([lo, hi]) = given {
             return (lo, hi);
         }
-        let values: Vec<f64> = values.into_iter().filter(|v| v.is_finite() && (!log || *v > 0.0)).collect();
+        let values: Vec<f64> = values
+            .into_iter()
+            .filter(|v| v.is_finite() && (!log || *v > 0.0))
+            .collect();
         let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if log {
@@ -211,7 +237,10 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result
             (lo - pad, hi + pad)
         }
     };
-    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    let xs = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
     let ys = series
         .iter()
         .flat_map(|s| s.points.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2]))
@@ -230,7 +259,9 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result
         let final_path = stem.with_extension(ext);
         let tmp = dir.join(format!(
             ".{}.tmp-{}.{ext}",
-            stem.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+            stem.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
             std::process::id()
         ));
         let result = if ext == "png" {
@@ -262,8 +293,24 @@ where
 {
     match (spec.log_x, spec.log_y) {
         (false, false) => draw(area, spec, title, series, x0..x1, y0..y1, (y0, y1)),
-        (true, false) => draw(area, spec, title, series, (x0..x1).log_scale(), y0..y1, (y0, y1)),
-        (false, true) => draw(area, spec, title, series, x0..x1, (y0..y1).log_scale(), (y0, y1)),
+        (true, false) => draw(
+            area,
+            spec,
+            title,
+            series,
+            (x0..x1).log_scale(),
+            y0..y1,
+            (y0, y1),
+        ),
+        (false, true) => draw(
+            area,
+            spec,
+            title,
+            series,
+            x0..x1,
+            (y0..y1).log_scale(),
+            (y0, y1),
+        ),
         (true, true) => draw(
             area,
             spec,
@@ -338,12 +385,19 @@ where
         let (lo, hi) = series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
+            });
         chart
-            .draw_series(LineSeries::new([(lo, h.y), (hi, h.y)], color.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                [(lo, h.y), (hi, h.y)],
+                color.stroke_width(2),
+            ))
             .map_err(plot_err)?
             .label(h.label.as_str())
-            .legend(move |(x, y)| PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
+            });
     }
     for s in series {
         let color = s.color;
@@ -355,7 +409,14 @@ where
             .collect();
         chart
             .draw_series(visible.iter().map(|&(x, m, sd)| {
-                ErrorBar::new_vertical(x, (m - sd).max(y0), m, (m + sd).min(y1), color.stroke_width(1), 5)
+                ErrorBar::new_vertical(
+                    x,
+                    (m - sd).max(y0),
+                    m,
+                    (m + sd).min(y1),
+                    color.stroke_width(1),
+                    5,
+                )
             }))
             .map_err(plot_err)?;
         let outline = marker_outline(s.marker);
@@ -368,7 +429,10 @@ where
             .label(s.label.as_str())
             .legend(move |(x, y)| {
                 Polygon::new(
-                    legend_outline.iter().map(|(dx, dy)| (x + dx, y + dy)).collect::<Vec<_>>(),
+                    legend_outline
+                        .iter()
+                        .map(|(dx, dy)| (x + dx, y + dy))
+                        .collect::<Vec<_>>(),
                     color.filled(),
                 )
             });

@@ -36,7 +36,8 @@ impl Provenance {
                 .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         };
         let git_commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-        let git_dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+        let git_dirty =
+            git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
         let mut versions: BTreeMap<String, String> = LOCKED_VERSIONS
             .lines()
             .filter_map(|l| l.split_once('='))
@@ -55,7 +56,9 @@ impl Provenance {
             host,
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
-            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
         }
     }
 }

@@ -15,7 +15,9 @@ use rayon::prelude::*;
 use crate::cell::{self, Cell};
 use crate::config::ResolvedConfig;
 use crate::kinds;
-use crate::store::{self, CachedCell, CellCounts, Failure, Manifest, RunPaths, RunStatus, TableInfo};
+use crate::store::{
+    self, CachedCell, CellCounts, Failure, Manifest, RunPaths, RunStatus, TableInfo,
+};
 use crate::table::{self, Row, Value};
 
 /// How to run.
@@ -75,7 +77,10 @@ impl Progress {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         match &self.bar {
             Some(bar) => bar.inc(1),
-            None => eprintln!("[{}] cell {done}/{} {what} ({seconds:.2} s)", self.label, self.total),
+            None => eprintln!(
+                "[{}] cell {done}/{} {what} ({seconds:.2} s)",
+                self.label, self.total
+            ),
         }
     }
 
@@ -120,7 +125,11 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let paths = RunPaths::new(root, &config.experiment.name, &run);
     let threads = options
         .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
         .max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -161,6 +170,8 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             .with_context(|| format!("cannot remove the old {}", paths.table.display()))?;
     }
 
+    store::remove_stale_temporaries(&paths.cells_dir);
+    store::remove_stale_temporaries(&paths.results_dir);
     let shared = kind.prepare(&data)?;
     let label = format!("{} ({run})", config.experiment.name);
     let cached: Vec<Option<CachedCell>> = cells
@@ -255,8 +266,12 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                 decorate(&config.experiment.name, cell, entry)
             })
             .collect();
-        let mut frame = table::to_frame(&columns, &rows)
-            .with_context(|| format!("{}: cannot assemble the result table", config.experiment.name))?;
+        let mut frame = table::to_frame(&columns, &rows).with_context(|| {
+            format!(
+                "{}: cannot assemble the result table",
+                config.experiment.name
+            )
+        })?;
         table::write_parquet(&paths.table, &mut frame)?;
         manifest.table = Some(TableInfo {
             file: paths

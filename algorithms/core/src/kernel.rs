@@ -56,7 +56,11 @@ mod tests {
     fn laplace_matches_hand_computation() {
         let x = array![0.0, 0.0];
         let y = array![0.3, -0.1];
-        assert_relative_eq!(laplace(x.view(), y.view(), 10.0), (-4.0f64).exp(), epsilon = 1e-15);
+        assert_relative_eq!(
+            laplace(x.view(), y.view(), 10.0),
+            (-4.0f64).exp(),
+            epsilon = 1e-15
+        );
         assert_relative_eq!(laplace(x.view(), x.view(), 10.0), 1.0);
     }
 

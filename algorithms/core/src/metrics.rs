@@ -51,7 +51,11 @@ mod tests {
     fn max_abs_error_by_hand() {
         let a = array![[1.0, 0.5], [0.2, 1.0]];
         let b = array![[1.0, 0.1], [0.9, 1.0]];
-        assert_relative_eq!(max_abs_error(a.view(), b.view()).unwrap(), 0.7, epsilon = 1e-15);
+        assert_relative_eq!(
+            max_abs_error(a.view(), b.view()).unwrap(),
+            0.7,
+            epsilon = 1e-15
+        );
         assert!(max_abs_error(a.view(), array![[1.0]].view()).is_err());
     }
 

@@ -55,7 +55,12 @@ mod tests {
 
     #[test]
     fn ridge_satisfies_normal_equations() {
-        let z = array![[1.0, 2.0, 0.5], [0.3, -1.0, 2.0], [2.0, 0.1, 0.0], [1.0, 1.0, 1.0]];
+        let z = array![
+            [1.0, 2.0, 0.5],
+            [0.3, -1.0, 2.0],
+            [2.0, 0.1, 0.0],
+            [1.0, 1.0, 1.0]
+        ];
         let y = array![1.0, -2.0, 0.5, 3.0];
         let delta = 0.1;
         let w = ridge_weights(z.view(), y.view(), delta).unwrap();

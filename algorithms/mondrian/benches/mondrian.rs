@@ -1,1 +1,67 @@
-fn main(){}
+//! Criterion benchmarks of the Mondrian kernel feature map and of the kernel-approximation error.
+//!
+//! `feature_map/*` reports throughput in (points × trees) per second; `prefix_max_errors/*`
+//! evaluates `max_ij |K̂_R − K|` for every prefix R of an M = 50 map (the Fig. 5 metric).
+//! Compare results as ratios between commits on one machine.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kernel_core::approximation::one_hot_prefix_max_errors;
+use kernel_core::kernel::laplace_gram;
+use mondrian::MondrianForest;
+use ndarray::Array2;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn uniform(n: usize, d: usize, seed: u64) -> Array2<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Array2::from_shape_fn((n, d), |_| rng.random::<f64>())
+}
+
+fn feature_map(c: &mut Criterion) {
+    let mut group = c.benchmark_group("feature_map");
+    group.sample_size(20);
+    for &(n, d, lifetime, trees) in &[
+        (100usize, 2usize, 10.0, 50usize),
+        (2000, 2, 10.0, 50),
+        (2000, 10, 5.0, 50),
+    ] {
+        let x = uniform(n, d, 1);
+        group.throughput(Throughput::Elements((n * trees) as u64));
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("n{n}_d{d}_lifetime{lifetime}_M{trees}")),
+            &x,
+            |b, x| {
+                let mut rng = ChaCha8Rng::seed_from_u64(2);
+                b.iter(|| {
+                    MondrianForest::sample(x.view(), lifetime, trees, &mut rng)
+                        .unwrap()
+                        .features()
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+fn prefix_max_errors(c: &mut Criterion) {
+    let mut group = c.benchmark_group("prefix_max_errors");
+    group.sample_size(20);
+    for &n in &[100usize, 400] {
+        let x = uniform(n, 2, 3);
+        let exact = laplace_gram(x.view(), x.view(), 10.0).unwrap();
+        let features =
+            MondrianForest::sample(x.view(), 10.0, 50, &mut ChaCha8Rng::seed_from_u64(4))
+                .unwrap()
+                .features();
+        group.throughput(Throughput::Elements((n * n * 50) as u64));
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("n{n}_M50")),
+            &n,
+            |b, _| b.iter(|| one_hot_prefix_max_errors(&features, exact.view()).unwrap()),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, feature_map, prefix_max_errors);
+criterion_main!(benches);

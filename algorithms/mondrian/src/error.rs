@@ -14,7 +14,11 @@ pub enum MondrianError {
     InvalidBox(String),
     /// The data contain NaN or infinite values.
     #[error("input row {row}, column {column} is not finite ({value})")]
-    NonFiniteInput { row: usize, column: usize, value: f64 },
+    NonFiniteInput {
+        row: usize,
+        column: usize,
+        value: f64,
+    },
     /// No points, or points without dimensions.
     #[error("input has {rows} rows and {columns} columns; need at least one of each")]
     EmptyInput { rows: usize, columns: usize },

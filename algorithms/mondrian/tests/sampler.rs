@@ -3,7 +3,9 @@
 //! (4 standard errors, or the 1 % critical value of the Kolmogorov-Smirnov statistic).
 
 use kernel_core::kernel::laplace;
-use mondrian::{sample_box_partition, sample_cut, AxisBox, MondrianError, MondrianForest, MondrianTree};
+use mondrian::{
+    sample_box_partition, sample_cut, AxisBox, MondrianError, MondrianForest, MondrianTree,
+};
 use ndarray::{array, Array2};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -40,11 +42,18 @@ fn expected_number_of_cells_is_product_of_one_plus_lifetime_times_side() {
     let domain = AxisBox::new(vec![0.0, 0.0], vec![1.0, 2.0]).unwrap();
     let lifetime = 2.0;
     let counts: Vec<f64> = (0..4000)
-        .map(|_| sample_box_partition(&domain, lifetime, &mut rng).unwrap().len() as f64)
+        .map(|_| {
+            sample_box_partition(&domain, lifetime, &mut rng)
+                .unwrap()
+                .len() as f64
+        })
         .collect();
     let expected = (1.0 + lifetime * 1.0) * (1.0 + lifetime * 2.0);
     let (mean, se) = mean_and_standard_error(&counts);
-    assert!((mean - expected).abs() < 4.0 * se, "mean {mean} vs {expected} (se {se})");
+    assert!(
+        (mean - expected).abs() < 4.0 * se,
+        "mean {mean} vs {expected} (se {se})"
+    );
 }
 
 #[test]
@@ -67,7 +76,10 @@ fn cut_time_dimension_and_location_follow_their_laws() {
         let p = side / rate;
         let count = cuts.iter().filter(|c| c.dimension == dim).count() as f64;
         let se = (n as f64 * p * (1.0 - p)).sqrt();
-        assert!((count - n as f64 * p).abs() < 4.0 * se, "dimension {dim}: {count}");
+        assert!(
+            (count - n as f64 * p).abs() < 4.0 * se,
+            "dimension {dim}: {count}"
+        );
     }
     // Location uniform on the chosen side.
     let relative: Vec<f64> = cuts
@@ -103,7 +115,10 @@ fn projectivity_restriction_to_sub_box_is_a_mondrian_of_the_sub_box() {
         .collect();
     let expected = (1.0 + lifetime * 0.4) * (1.0 + lifetime * 0.3);
     let (mean, se) = mean_and_standard_error(&counts);
-    assert!((mean - expected).abs() < 4.0 * se, "mean {mean} vs {expected} (se {se})");
+    assert!(
+        (mean - expected).abs() < 4.0 * se,
+        "mean {mean} vs {expected} (se {se})"
+    );
 }
 
 #[test]
@@ -112,13 +127,23 @@ fn data_restricted_tree_has_the_law_of_the_full_mondrian_on_the_points() {
     // full-box Mondrian on the points' bounding box (same law, by projectivity).
     let mut rng = ChaCha8Rng::seed_from_u64(14);
     let x = Array2::from_shape_fn((60, 2), |_| rng.random::<f64>());
-    let lower = vec![x.column(0).fold(1.0, |a: f64, &b| a.min(b)), x.column(1).fold(1.0, |a: f64, &b| a.min(b))];
-    let upper = vec![x.column(0).fold(0.0, |a: f64, &b| a.max(b)), x.column(1).fold(0.0, |a: f64, &b| a.max(b))];
+    let lower = vec![
+        x.column(0).fold(1.0, |a: f64, &b| a.min(b)),
+        x.column(1).fold(1.0, |a: f64, &b| a.min(b)),
+    ];
+    let upper = vec![
+        x.column(0).fold(0.0, |a: f64, &b| a.max(b)),
+        x.column(1).fold(0.0, |a: f64, &b| a.max(b)),
+    ];
     let domain = AxisBox::new(lower, upper).unwrap();
     let lifetime = 4.0;
     let trials = 3000;
     let tree_leaves: Vec<f64> = (0..trials)
-        .map(|_| MondrianTree::sample(x.view(), lifetime, &mut rng).unwrap().n_leaves() as f64)
+        .map(|_| {
+            MondrianTree::sample(x.view(), lifetime, &mut rng)
+                .unwrap()
+                .n_leaves() as f64
+        })
         .collect();
     let full_nonempty: Vec<f64> = (0..trials)
         .map(|_| {
@@ -126,9 +151,9 @@ fn data_restricted_tree_has_the_law_of_the_full_mondrian_on_the_points() {
                 .unwrap()
                 .iter()
                 .filter(|cell| {
-                    x.rows().into_iter().any(|p| {
-                        (0..2).all(|d| cell.lower[d] <= p[d] && p[d] <= cell.upper[d])
-                    })
+                    x.rows()
+                        .into_iter()
+                        .any(|p| (0..2).all(|d| cell.lower[d] <= p[d] && p[d] <= cell.upper[d]))
                 })
                 .count() as f64
         })
@@ -136,7 +161,10 @@ fn data_restricted_tree_has_the_law_of_the_full_mondrian_on_the_points() {
     let (m1, se1) = mean_and_standard_error(&tree_leaves);
     let (m2, se2) = mean_and_standard_error(&full_nonempty);
     let se = (se1 * se1 + se2 * se2).sqrt();
-    assert!((m1 - m2).abs() < 4.0 * se, "tree {m1} vs full box {m2} (se {se})");
+    assert!(
+        (m1 - m2).abs() < 4.0 * se,
+        "tree {m1} vs full box {m2} (se {se})"
+    );
 }
 
 #[test]
@@ -146,7 +174,12 @@ fn two_points_separate_at_an_exponential_time_with_rate_their_l1_distance() {
     let distance = 0.5;
     let n = 5000;
     let times: Vec<f64> = (0..n)
-        .map(|_| MondrianTree::sample(x.view(), 1e6, &mut rng).unwrap().splits()[0].time)
+        .map(|_| {
+            MondrianTree::sample(x.view(), 1e6, &mut rng)
+                .unwrap()
+                .splits()[0]
+                .time
+        })
         .collect();
     let d = ks_statistic(times, |t| 1.0 - (-distance * t).exp());
     assert!(d < ks_critical(n), "separation-time KS statistic {d}");
@@ -155,7 +188,14 @@ fn two_points_separate_at_an_exponential_time_with_rate_their_l1_distance() {
 #[test]
 fn mondrian_kernel_converges_to_the_laplace_kernel() {
     let mut rng = ChaCha8Rng::seed_from_u64(16);
-    let x = array![[0.0, 0.0], [0.02, 0.01], [0.1, 0.0], [0.2, 0.15], [0.5, 0.3], [0.9, 1.0]];
+    let x = array![
+        [0.0, 0.0],
+        [0.02, 0.01],
+        [0.1, 0.0],
+        [0.2, 0.15],
+        [0.5, 0.3],
+        [0.9, 1.0]
+    ];
     let lifetime = 3.0;
     let m = 4000;
     let forest = MondrianForest::sample(x.view(), lifetime, m, &mut rng).unwrap();
@@ -200,8 +240,16 @@ fn nesting_tree_stopped_at_a_smaller_lifetime_equals_a_direct_sample() {
     for lifetime in [0.5, 2.0, 7.5] {
         let short =
             MondrianTree::sample(x.view(), lifetime, &mut ChaCha8Rng::from_seed(seed)).unwrap();
-        assert_eq!(long.leaves_at(x.view(), lifetime).unwrap(), short.leaf_of_point());
-        let prefix: Vec<_> = long.splits().iter().take_while(|s| s.time <= lifetime).copied().collect();
+        assert_eq!(
+            long.leaves_at(x.view(), lifetime).unwrap(),
+            short.leaf_of_point()
+        );
+        let prefix: Vec<_> = long
+            .splits()
+            .iter()
+            .take_while(|s| s.time <= lifetime)
+            .copied()
+            .collect();
         assert_eq!(prefix, short.splits());
         // The coarser partition is refined by the finer one: points sharing a leaf at the
         // larger lifetime share one at the smaller lifetime.
@@ -222,7 +270,10 @@ fn forest_does_not_depend_on_the_thread_count() {
     let mut base = ChaCha8Rng::seed_from_u64(19);
     let x = Array2::from_shape_fn((300, 3), |_| base.random::<f64>());
     let sample = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| {
             MondrianForest::sample(x.view(), 6.0, 16, &mut ChaCha8Rng::seed_from_u64(5)).unwrap()
         })
@@ -246,10 +297,19 @@ fn bad_parameters_are_typed_errors() {
     let bad = array![[0.0, f64::NAN]];
     assert!(matches!(
         MondrianTree::sample(bad.view(), 1.0, &mut rng),
-        Err(MondrianError::NonFiniteInput { row: 0, column: 1, .. })
+        Err(MondrianError::NonFiniteInput {
+            row: 0,
+            column: 1,
+            ..
+        })
     ));
     assert!(MondrianTree::sample(Array2::<f64>::zeros((0, 2)).view(), 1.0, &mut rng).is_err());
     assert!(AxisBox::new(vec![1.0], vec![0.0]).is_err());
     // Lifetime 0 is valid: no cuts, the kernel is constant 1.
-    assert_eq!(MondrianTree::sample(x.view(), 0.0, &mut rng).unwrap().n_leaves(), 1);
+    assert_eq!(
+        MondrianTree::sample(x.view(), 0.0, &mut rng)
+            .unwrap()
+            .n_leaves(),
+        1
+    );
 }

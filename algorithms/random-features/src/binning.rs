@@ -44,11 +44,12 @@ impl RandomBinning {
                 expected: "a finite number > 0",
             });
         }
-        let gamma = Gamma::new(2.0, 1.0 / lifetime).map_err(|e| FeatureError::InvalidParameter {
-            name: "lifetime",
-            value: format!("{lifetime} ({e})"),
-            expected: "a lifetime giving a valid Gamma(2, 1/λ)",
-        })?;
+        let gamma =
+            Gamma::new(2.0, 1.0 / lifetime).map_err(|e| FeatureError::InvalidParameter {
+                name: "lifetime",
+                value: format!("{lifetime} ({e})"),
+                expected: "a lifetime giving a valid Gamma(2, 1/λ)",
+            })?;
         let widths = Array2::from_shape_fn((n_repetitions, dim), |_| gamma.sample(rng));
         let shifts = widths.mapv(|w| rng.random::<f64>() * w);
         Ok(Self {
@@ -133,8 +134,13 @@ mod tests {
         for j in 1..x.nrows() {
             let p = f.agreements(0, j, n_repetitions) as f64 / n_repetitions as f64;
             let exact = (-lifetime * (x[[j, 0]] - x[[0, 0]]).abs()).exp();
-            let se = (exact * (1.0 - exact) / n_repetitions as f64).sqrt().max(1e-4);
-            assert!((p - exact).abs() < 4.0 * se, "pair {j}: {p} vs {exact} (se {se})");
+            let se = (exact * (1.0 - exact) / n_repetitions as f64)
+                .sqrt()
+                .max(1e-4);
+            assert!(
+                (p - exact).abs() < 4.0 * se,
+                "pair {j}: {p} vs {exact} (se {se})"
+            );
         }
     }
 

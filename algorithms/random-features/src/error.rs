@@ -12,7 +12,11 @@ pub enum FeatureError {
     #[error("input has {got} columns but the feature map was drawn for {expected} dimensions")]
     DimensionMismatch { expected: usize, got: usize },
     #[error("input row {row}, column {column} is not finite ({value})")]
-    NonFiniteInput { row: usize, column: usize, value: f64 },
+    NonFiniteInput {
+        row: usize,
+        column: usize,
+        value: f64,
+    },
     #[error(transparent)]
     Core(#[from] kernel_core::CoreError),
 }

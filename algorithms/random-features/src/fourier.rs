@@ -38,8 +38,7 @@ impl RandomFourierFeatures {
             });
         }
         let cauchy = Cauchy::new(0.0, 1.0).expect("unit Cauchy is valid");
-        let omega =
-            Array2::from_shape_fn((dim, n_frequencies), |_| lifetime * cauchy.sample(rng));
+        let omega = Array2::from_shape_fn((dim, n_frequencies), |_| lifetime * cauchy.sample(rng));
         Ok(Self { omega })
     }
 

@@ -50,7 +50,11 @@ pub struct KernelApproximationParams {
 impl Params for KernelApproximationParams {
     fn check(&self) -> Result<(), String> {
         super::positive("lifetime", self.lifetime)?;
-        let min = if self.method == Method::RandomFourier { 2 } else { 1 };
+        let min = if self.method == Method::RandomFourier {
+            2
+        } else {
+            1
+        };
         if self.max_nonzeros < min {
             return Err(format!(
                 "max_nonzeros = {}: need at least {min} for {:?}",
@@ -58,7 +62,10 @@ impl Params for KernelApproximationParams {
             ));
         }
         if self.max_nonzeros > 100_000 {
-            return Err(format!("max_nonzeros = {}: at most 100000", self.max_nonzeros));
+            return Err(format!(
+                "max_nonzeros = {}: at most 100000",
+                self.max_nonzeros
+            ));
         }
         Ok(())
     }
@@ -105,11 +112,9 @@ impl ExperimentKind for KernelApproximation {
     }
 
     fn check_data(&self, data: &DataSpec) -> Result<(), String> {
+        // Synthetic points, or the training inputs of a dataset (an ablation on real inputs).
         match data {
-            DataSpec::UniformBox { .. } => Ok(()),
-            other => Err(format!(
-                "kernel_approximation needs synthetic points (source = \"uniform_box\"), got {other:?}"
-            )),
+            DataSpec::UniformBox { .. } | DataSpec::Dataset { .. } => Ok(()),
         }
     }
 
@@ -134,7 +139,10 @@ impl ExperimentKind for KernelApproximation {
                     &mut cell.seeds.rng("trees"),
                 )?;
                 let features = forest.features();
-                (one_hot_prefix_max_errors(&features, exact.view())?, features.n_columns())
+                (
+                    one_hot_prefix_max_errors(&features, exact.view())?,
+                    features.n_columns(),
+                )
             }
             Method::RandomBinning => {
                 let mut map = RandomBinning::sample(
@@ -144,7 +152,10 @@ impl ExperimentKind for KernelApproximation {
                     &mut cell.seeds.rng("features"),
                 )?;
                 let features = map.fit_transform(x.view())?;
-                (one_hot_prefix_max_errors(&features, exact.view())?, features.n_columns())
+                (
+                    one_hot_prefix_max_errors(&features, exact.view())?,
+                    features.n_columns(),
+                )
             }
             Method::RandomFourier => {
                 let r = p.max_nonzeros / 2;
@@ -166,7 +177,10 @@ impl ExperimentKind for KernelApproximation {
                 row([
                     ("order", order.into()),
                     ("nonzeros", (if fourier { 2 * order } else { order }).into()),
-                    ("m_axis", (if fourier { 2 * order - 1 } else { order }).into()),
+                    (
+                        "m_axis",
+                        (if fourier { 2 * order - 1 } else { order }).into(),
+                    ),
                     ("max_abs_error", Value::from(error)),
                     ("feature_columns", feature_columns.into()),
                 ])

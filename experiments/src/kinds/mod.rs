@@ -57,10 +57,17 @@ pub fn all() -> &'static [&'static dyn ExperimentKind] {
 
 /// The kind named `name`.
 pub fn find(name: &str) -> Result<&'static dyn ExperimentKind, String> {
-    KINDS.iter().copied().find(|k| k.name() == name).ok_or_else(|| {
-        let known: Vec<_> = KINDS.iter().map(|k| k.name()).collect();
-        format!("experiment.kind = {name:?} is unknown; known kinds: {}", known.join(", "))
-    })
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            let known: Vec<_> = KINDS.iter().map(|k| k.name()).collect();
+            format!(
+                "experiment.kind = {name:?} is unknown; known kinds: {}",
+                known.join(", ")
+            )
+        })
 }
 
 /// Parameters typed by a kind: deserialised with unknown keys rejected, then range-checked.
