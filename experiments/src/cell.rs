@@ -14,6 +14,9 @@ use sha2::{Digest, Sha256};
 use crate::config::{DataSpec, ResolvedConfig};
 use crate::kinds::ExperimentKind;
 
+/// Fingerprint of the sources that decide a cell's numbers (computed by build.rs).
+pub const CODE_FINGERPRINT: &str = include_str!(concat!(env!("OUT_DIR"), "/code_fingerprint.txt"));
+
 /// Columns every result table starts with.
 pub const IDENTITY_COLUMNS: [&str; 3] = ["experiment", "cell", "rep"];
 /// Timing column every result table ends with (wall seconds of the whole cell).
@@ -28,7 +31,7 @@ pub struct Cell {
     pub rep: usize,
     /// Canonical identity string.
     pub identity: String,
-    /// Cache key: sha256 of (identity, base seed, kind code version), hex.
+    /// Cache key: sha256 of (identity, base seed, kind code version, code fingerprint), hex.
     pub key: String,
     /// Per-cell seed material.
     pub seeds: Seeds,
@@ -79,7 +82,7 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
             .expect("json");
             let key = crate::store::sha256_hex(
                 format!(
-                    "{identity}|seed={}|code={}",
+                    "{identity}|seed={}|code={}|sources={CODE_FINGERPRINT}",
                     config.seed,
                     kind.code_version()
                 )

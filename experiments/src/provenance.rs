@@ -13,6 +13,8 @@ pub struct Provenance {
     pub git_commit: String,
     /// Whether tracked files differed from the commit (`git status --porcelain`).
     pub git_dirty: Option<bool>,
+    /// Fingerprint of the sources that decide the numbers (part of every cell's cache key).
+    pub code_fingerprint: String,
     /// Versions of this workspace and of the key dependencies (from Cargo.lock at build time).
     pub versions: BTreeMap<String, String>,
     pub host: String,
@@ -50,6 +52,7 @@ impl Provenance {
             .or_else(|| std::env::var("HOSTNAME").ok())
             .unwrap_or_else(|| "unknown".into());
         Self {
+            code_fingerprint: crate::cell::CODE_FINGERPRINT.to_string(),
             git_commit,
             git_dirty,
             versions,
