@@ -23,7 +23,9 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
             .unwrap_or_default();
         entries.sort();
         for e in entries {
-            if e.file_name().is_some_and(|n| n != "target" && n != "benches" && n != "tests") {
+            if e.file_name()
+                .is_some_and(|n| n != "target" && n != "benches" && n != "tests")
+            {
                 collect(&e, out);
             }
         }
