@@ -18,22 +18,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::table::Row;
 
 /// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use datasets::digest::sha256_bytes as sha256_hex;
 
 /// sha256 of a file's bytes.
 pub fn file_sha256(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(sha256_hex(&bytes))
+    Ok(datasets::file_sha256(path)?)
 }
 
 /// Writes through `write` into a temporary file next to `path`, syncs it and renames it into

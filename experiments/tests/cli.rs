@@ -451,3 +451,28 @@ fn manifest_records_provenance() {
         .iter()
         .all(|r| matches!(r.get("cell_seconds"), Some(Value::Float(_)))));
 }
+
+#[test]
+fn reproduce_all_skips_missing_data_says_how_to_get_it_and_fails() {
+    let root = temp_root(dataset_config);
+    let out = repro(root.path(), &["reproduce-all"], &[]);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "a skipped experiment must fail reproduce-all: {err}"
+    );
+    assert!(err.contains("SKIPPED") && err.contains("cpu_rr"), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 skipped"), "{stdout}");
+    assert!(!root.path().join("results").join(EXPERIMENT).exists());
+}
+
+#[test]
+fn check_fails_when_a_bound_is_violated() {
+    // The same quick run, with the Mondrian bound moved where the paper's numbers are not.
+    let root = temp_root(|t| t.replace("min = 0.14\nmax = 0.26", "min = 0.5\nmax = 0.6"));
+    let out = repro(root.path(), &["check"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(stdout.contains("FAIL"), "{stdout}");
+}
