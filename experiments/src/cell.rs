@@ -72,7 +72,12 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
     let data = serde_json::to_value(&config.data).expect("data spec serialises");
     let mut cells = Vec::new();
     for params in &resolved.grid {
-        for rep in 0..config.repeats {
+        let repeats = if kind.deterministic(params) {
+            1
+        } else {
+            config.repeats
+        };
+        for rep in 0..repeats {
             let identity = serde_json::to_string(&json!({
                 "kind": kind.name(),
                 "data": data,

@@ -39,20 +39,14 @@ pub struct SeriesStyle {
     pub color: [u8; 3],
     #[serde(default = "default_marker")]
     pub marker: Marker,
+    /// Draw the series as one horizontal line at the mean of its rows (e.g. an exact-kernel
+    /// error level that does not depend on x).
+    #[serde(default)]
+    pub hline: bool,
 }
 
 fn default_marker() -> Marker {
     Marker::Circle
-}
-
-/// A horizontal reference line (e.g. an exact-kernel error level).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct HLine {
-    pub y: f64,
-    pub label: String,
-    #[serde(default)]
-    pub color: [u8; 3],
 }
 
 /// The `[plot]` section of a config.
@@ -80,8 +74,6 @@ pub struct PlotSpec {
     pub size_inches: [f64; 2],
     #[serde(default)]
     pub styles: Vec<SeriesStyle>,
-    #[serde(default)]
-    pub hlines: Vec<HLine>,
 }
 
 fn default_size() -> [f64; 2] {
@@ -137,19 +129,19 @@ struct Series {
     label: String,
     color: RGBColor,
     marker: Marker,
+    hline: bool,
     points: Vec<(f64, f64, f64)>,
 }
 
 fn aggregate(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
     let mut groups: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
     for r in rows {
-        let (Some(s), Some(x), Some(y)) = (
-            r.get(&spec.series),
-            r.get(&spec.x).and_then(|v| v.as_f64()),
-            r.get(&spec.y).and_then(|v| v.as_f64()),
-        ) else {
+        let (Some(s), Some(y)) = (r.get(&spec.series), r.get(&spec.y).and_then(|v| v.as_f64()))
+        else {
             continue;
         };
+        // Rows without x (an x-independent level) are kept for horizontal-line series.
+        let x = r.get(&spec.x).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
         groups
             .entry(s.to_string())
             .or_default()
@@ -191,6 +183,7 @@ fn aggregate(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
                 label: style.map_or(value.clone(), |s| s.label.clone()),
                 color: RGBColor(r, g, b),
                 marker: style.map_or(Marker::Circle, |s| s.marker),
+                hline: style.is_some_and(|s| s.hline),
                 points,
             }
         })
@@ -213,7 +206,7 @@ fn register_fonts() {
 pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result<Vec<PathBuf>> {
     register_fonts();
     let series = aggregate(spec, rows);
-    if series.iter().all(|s| s.points.is_empty()) {
+    if series.iter().all(|s| s.hline || s.points.iter().all(|p| !p.0.is_finite())) {
         return Err(anyhow!(
             "no rows with numeric `{}` and `{}` to plot",
             spec.x,
@@ -244,7 +237,6 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result
     let ys = series
         .iter()
         .flat_map(|s| s.points.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2]))
-        .chain(spec.hlines.iter().map(|h| h.y))
         .collect();
     let (x0, x1) = range(xs, spec.x_range, spec.log_x);
     let (y0, y1) = range(ys, spec.y_range, spec.log_y);
@@ -379,33 +371,28 @@ where
         .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(plot_err)?;
-    for h in &spec.hlines {
-        let [r, g, b] = h.color;
-        let color = RGBColor(r, g, b);
-        let (lo, hi) = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-                (a.min(x), b.max(x))
-            });
+    let (x_lo, x_hi) = series
+        .iter()
+        .filter(|s| !s.hline)
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .filter(|x| x.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+    for s in series.iter().filter(|s| s.hline && !s.points.is_empty()) {
+        let color = s.color;
+        let level = s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64;
         chart
-            .draw_series(LineSeries::new(
-                [(lo, h.y), (hi, h.y)],
-                color.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new([(x_lo, level), (x_hi, level)], color.stroke_width(2)))
             .map_err(plot_err)?
-            .label(h.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
-            });
+            .label(s.label.as_str())
+            .legend(move |(x, y)| PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2)));
     }
-    for s in series {
+    for s in series.iter().filter(|s| !s.hline) {
         let color = s.color;
         let visible: Vec<(f64, f64, f64)> = s
             .points
             .iter()
             .copied()
-            .filter(|p| p.1 >= y0 && p.1 <= y1)
+            .filter(|p| p.0.is_finite() && p.1 >= y0 && p.1 <= y1)
             .collect();
         chart
             .draw_series(visible.iter().map(|&(x, m, sd)| {

@@ -6,6 +6,8 @@
 //! the stored values are implicit ones. A row may lack a block ([`ABSENT`]): random-binning test
 //! points that fall into a bin no training point created.
 
+use ndarray::{Array1, Array2, ArrayView1};
+
 use crate::CoreError;
 
 /// Marker for "this row has no non-zero in this block".
@@ -97,6 +99,141 @@ impl OneHotFeatures {
     }
 }
 
+/// The columns that a set of rows uses, renumbered `0..n` in block order (columns of block 0
+/// first), so that the first `block_ends[R - 1]` compact columns are exactly those of the first R
+/// blocks. Columns no selected row uses (test-only bins, internal tree nodes) are dropped: their
+/// ridge weight is exactly 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactColumns {
+    /// Compact index of every original column, or [`ABSENT`].
+    index: Vec<u32>,
+    /// `block_ends[b]` = number of compact columns in blocks `0..=b`.
+    pub block_ends: Vec<usize>,
+}
+
+impl CompactColumns {
+    /// Number of compact columns.
+    pub fn len(&self) -> usize {
+        self.block_ends.last().copied().unwrap_or(0)
+    }
+
+    /// Whether no column is used.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Compact index of an original column, if a selected row uses it.
+    pub fn get(&self, column: u32) -> Option<usize> {
+        if column == ABSENT {
+            return None;
+        }
+        let c = self.index[column as usize];
+        (c != ABSENT).then_some(c as usize)
+    }
+}
+
+impl OneHotFeatures {
+    /// The columns used by `rows`, in block order. Requires every block's columns to form a
+    /// contiguous id range in block order (true of the Mondrian and random-binning maps).
+    pub fn compact_columns(
+        &self,
+        rows: std::ops::Range<usize>,
+    ) -> Result<CompactColumns, CoreError> {
+        let mut used_by_block: Vec<Vec<u32>> = vec![Vec::new(); self.n_blocks];
+        for i in rows {
+            for (b, &c) in self.row(i).iter().enumerate() {
+                if c != ABSENT {
+                    used_by_block[b].push(c);
+                }
+            }
+        }
+        let mut index = vec![ABSENT; self.n_columns];
+        let mut block_ends = Vec::with_capacity(self.n_blocks);
+        let mut next = 0u32;
+        let mut last_max: Option<u32> = None;
+        for used in &mut used_by_block {
+            used.sort_unstable();
+            used.dedup();
+            if let (Some(prev), Some(&first)) = (last_max, used.first()) {
+                if first <= prev {
+                    return Err(CoreError::InvalidParameter {
+                        name: "feature columns",
+                        value: format!("column {first} after {prev}"),
+                        expected: "each block's columns after those of the previous block",
+                    });
+                }
+            }
+            for &c in used.iter() {
+                index[c as usize] = next;
+                next += 1;
+            }
+            if let Some(&m) = used.last() {
+                last_max = Some(m);
+            }
+            block_ends.push(next as usize);
+        }
+        Ok(CompactColumns { index, block_ends })
+    }
+
+    /// `AᵀA` over `rows` in compact columns: co-occurrence counts (`(AᵀA)_ab` = number of rows
+    /// holding both columns). Cost: rows × blocks² / 2.
+    pub fn gram(&self, rows: std::ops::Range<usize>, compact: &CompactColumns) -> Array2<f64> {
+        let n = compact.len();
+        let mut gram = Array2::<f64>::zeros((n, n));
+        let mut cols = Vec::with_capacity(self.n_blocks);
+        for i in rows {
+            cols.clear();
+            cols.extend(self.row(i).iter().filter_map(|&c| compact.get(c)));
+            for (k, &a) in cols.iter().enumerate() {
+                gram[[a, a]] += 1.0;
+                for &b in &cols[k + 1..] {
+                    gram[[a, b]] += 1.0;
+                    gram[[b, a]] += 1.0;
+                }
+            }
+        }
+        gram
+    }
+
+    /// `Aᵀy` over `rows` in compact columns (`y[k]` belongs to row `rows.start + k`).
+    pub fn transpose_times(
+        &self,
+        rows: std::ops::Range<usize>,
+        y: ArrayView1<f64>,
+        compact: &CompactColumns,
+    ) -> Array1<f64> {
+        let mut out = Array1::zeros(compact.len());
+        for (k, i) in rows.enumerate() {
+            for &c in self.row(i) {
+                if let Some(a) = compact.get(c) {
+                    out[a] += y[k];
+                }
+            }
+        }
+        out
+    }
+
+    /// `A_R v` for the first `prefix` blocks: for every row in `rows`, the sum of `v` over its
+    /// columns (compact, absent ones count 0).
+    pub fn times_prefix(
+        &self,
+        rows: std::ops::Range<usize>,
+        v: ArrayView1<f64>,
+        compact: &CompactColumns,
+        prefix: usize,
+    ) -> Array1<f64> {
+        rows.map(|i| {
+            self.row(i)[..prefix]
+                .iter()
+                .filter_map(|&c| compact.get(c))
+                .filter(|&a| a < v.len())
+                .map(|a| v[a])
+                .sum()
+        })
+        .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +247,35 @@ mod tests {
         assert_eq!(f.column(1, 1), None);
         assert_eq!(f.agreements(0, 1, 2), 1);
         assert_eq!(f.agreements(1, 1, 2), 1);
+    }
+
+    #[test]
+    fn compact_gram_and_products_match_the_dense_matrix() {
+        // 4 rows, 2 blocks; block 0 uses columns 0..3, block 1 columns 3..6; column 2 is used
+        // only by row 3 (left out of the selection), column 5 by nobody.
+        let f = OneHotFeatures::new(4, 2, 6, vec![0, 3, 1, 4, 0, 4, 2, 3]).unwrap();
+        let compact = f.compact_columns(0..3).unwrap();
+        assert_eq!(compact.block_ends, vec![2, 4]);
+        assert_eq!(compact.get(2), None);
+        // Dense A over rows 0..3 in compact columns [0, 1 | 3, 4].
+        let a = ndarray::array![
+            [1.0, 0.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0, 1.0],
+            [1.0, 0.0, 0.0, 1.0]
+        ];
+        assert_eq!(f.gram(0..3, &compact), a.t().dot(&a));
+        let y = ndarray::array![1.0, 2.0, 4.0];
+        assert_eq!(f.transpose_times(0..3, y.view(), &compact), a.t().dot(&y));
+        let v = ndarray::array![1.0, 10.0, 100.0, 1000.0];
+        assert_eq!(f.times_prefix(0..3, v.view(), &compact, 2), a.dot(&v));
+        assert_eq!(
+            f.times_prefix(0..3, v.slice(ndarray::s![..2]), &compact, 1),
+            ndarray::array![1.0, 10.0, 1.0]
+        );
+        // Row 3 uses an unselected column in block 0: it contributes 0 there.
+        assert_eq!(
+            f.times_prefix(3..4, v.view(), &compact, 2),
+            ndarray::array![100.0]
+        );
     }
 }

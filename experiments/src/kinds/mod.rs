@@ -16,6 +16,7 @@ use crate::config::DataSpec;
 use crate::data::LoadedData;
 use crate::table::Row;
 
+pub mod feature_ridge;
 pub mod kernel_approximation;
 
 /// A documented result column.
@@ -42,13 +43,21 @@ pub trait ExperimentKind: Sync + Send {
     fn check_data(&self, data: &DataSpec) -> Result<(), String>;
     /// Validates one grid point of `[params]` and returns its canonical JSON form.
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String>;
+    /// Whether the cells of this grid point give the same numbers in every repetition (then
+    /// only repetition 0 runs).
+    fn deterministic(&self, _params: &serde_json::Value) -> bool {
+        false
+    }
     /// Builds what every cell of a run shares.
     fn prepare(&self, data: &LoadedData) -> Result<Shared>;
     /// Computes one cell.
     fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>>;
 }
 
-static KINDS: &[&dyn ExperimentKind] = &[&kernel_approximation::KernelApproximation];
+static KINDS: &[&dyn ExperimentKind] = &[
+    &kernel_approximation::KernelApproximation,
+    &feature_ridge::FeatureRidge,
+];
 
 /// Every registered kind.
 pub fn all() -> &'static [&'static dyn ExperimentKind] {
