@@ -206,7 +206,10 @@ fn register_fonts() {
 pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result<Vec<PathBuf>> {
     register_fonts();
     let series = aggregate(spec, rows);
-    if series.iter().all(|s| s.hline || s.points.iter().all(|p| !p.0.is_finite())) {
+    if series
+        .iter()
+        .all(|s| s.hline || s.points.iter().all(|p| !p.0.is_finite()))
+    {
         return Err(anyhow!(
             "no rows with numeric `{}` and `{}` to plot",
             spec.x,
@@ -376,15 +379,22 @@ where
         .filter(|s| !s.hline)
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .filter(|x| x.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
     for s in series.iter().filter(|s| s.hline && !s.points.is_empty()) {
         let color = s.color;
         let level = s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64;
         chart
-            .draw_series(LineSeries::new([(x_lo, level), (x_hi, level)], color.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                [(x_lo, level), (x_hi, level)],
+                color.stroke_width(2),
+            ))
             .map_err(plot_err)?
             .label(s.label.as_str())
-            .legend(move |(x, y)| PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
+            });
     }
     for s in series.iter().filter(|s| !s.hline) {
         let color = s.color;

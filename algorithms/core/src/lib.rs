@@ -6,12 +6,14 @@
 //!   and random-binning features);
 //! * [`approximation`]: the kernel-approximation error of nested prefixes of a random feature map
 //!   (The Mondrian Kernel, Fig. 5);
-//! * [`ridge`]: ridge regression on dense features by Cholesky;
+//! * [`ridge`]: ridge regression by Cholesky (dense features, nested prefixes, kernel ridge);
+//! * [`cg`]: preconditioned conjugate gradient for matrix-free SPD systems;
 //! * [`metrics`]: error measures used by the papers.
 //!
 //! The crate depends on no harness code: every item is usable on its own.
 
 pub mod approximation;
+pub mod cg;
 pub mod kernel;
 pub mod metrics;
 pub mod one_hot;

@@ -234,6 +234,72 @@ impl OneHotFeatures {
     }
 }
 
+impl OneHotFeatures {
+    /// `out = (AᵀA + penalty·I) v` over `rows` in compact columns: one product `u = A v`, then
+    /// `Aᵀu` accumulated block by block (blocks own disjoint column ranges, so the blocks run in
+    /// parallel and each sum keeps a fixed order).
+    pub fn normal_apply(
+        &self,
+        rows: std::ops::Range<usize>,
+        compact: &CompactColumns,
+        v: &[f64],
+        penalty: f64,
+        out: &mut [f64],
+    ) {
+        use rayon::prelude::*;
+        let u: Vec<f64> = rows
+            .clone()
+            .into_par_iter()
+            .map(|i| {
+                self.row(i)
+                    .iter()
+                    .filter_map(|&c| compact.get(c))
+                    .map(|a| v[a])
+                    .sum()
+            })
+            .collect();
+        let mut slices = Vec::with_capacity(self.n_blocks);
+        let mut rest = out;
+        let mut start = 0;
+        for &end in &compact.block_ends {
+            let (head, tail) = rest.split_at_mut(end - start);
+            slices.push((start, head));
+            rest = tail;
+            start = end;
+        }
+        slices
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(b, (start, slice))| {
+                for (k, value) in slice.iter_mut().enumerate() {
+                    *value = penalty * v[start + k];
+                }
+                for (k, i) in rows.clone().enumerate() {
+                    if let Some(a) = compact.get(self.row(i)[b]) {
+                        slice[a - start] += u[k];
+                    }
+                }
+            });
+    }
+
+    /// Column counts over `rows` (the diagonal of `AᵀA`), in compact columns.
+    pub fn column_counts(
+        &self,
+        rows: std::ops::Range<usize>,
+        compact: &CompactColumns,
+    ) -> Vec<f64> {
+        let mut counts = vec![0.0; compact.len()];
+        for i in rows {
+            for &c in self.row(i) {
+                if let Some(a) = compact.get(c) {
+                    counts[a] += 1.0;
+                }
+            }
+        }
+        counts
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +338,11 @@ mod tests {
             f.times_prefix(0..3, v.slice(ndarray::s![..2]), &compact, 1),
             ndarray::array![1.0, 10.0, 1.0]
         );
+        let mut out = vec![0.0; 4];
+        f.normal_apply(0..3, &compact, v.as_slice().unwrap(), 0.5, &mut out);
+        let expected = a.t().dot(&a.dot(&v)) + 0.5 * &v;
+        assert_eq!(ndarray::Array1::from(out), expected);
+        assert_eq!(f.column_counts(0..3, &compact), vec![2.0, 1.0, 1.0, 2.0]);
         // Row 3 uses an unselected column in block 0: it contributes 0 there.
         assert_eq!(
             f.times_prefix(3..4, v.view(), &compact, 2),

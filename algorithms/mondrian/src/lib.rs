@@ -8,14 +8,17 @@
 //!   and of the authors' code: every cell's box is the bounding box of its own points);
 //! * [`forest`]: M independent trees and the Mondrian kernel feature map
 //!   `φ(x) ∈ {0, 1/√M}^C` with exactly M non-zeros, whose inner products estimate the Laplace
-//!   kernel `exp(−λ‖x − x'‖₁)`.
+//!   kernel `exp(−λ‖x − x'‖₁)`;
+//! * [`sweep`]: the lifetime sweep, the features of every λ ≤ Λ from one sample to Λ.
 
 pub mod forest;
 pub mod process;
+pub mod sweep;
 pub mod tree;
 
 mod error;
 pub use error::MondrianError;
 pub use forest::MondrianForest;
 pub use process::{sample_box_partition, sample_cut, AxisBox, Cut};
+pub use sweep::{SweepEvent, SweepState};
 pub use tree::{MondrianTree, Split};

@@ -35,6 +35,10 @@ pub struct MondrianTree {
     splits: Vec<Split>,
     n_nodes: u32,
     leaf_of_point: Vec<u32>,
+    /// A permutation of the points in which every node's points are contiguous.
+    order: Vec<u32>,
+    /// `order[range[node].0..range[node].1]` are the points of `node`.
+    range: Vec<(u32, u32)>,
 }
 
 /// A scheduled cut of `node`, ordered by time (then node id) for a min-heap.
@@ -163,11 +167,20 @@ impl MondrianTree {
         }
         let n_nodes = cells.range.len() as u32;
         let leaf_of_point = leaves_from_cells(&cells, &splits);
+        // Children partition their parent's range in place, so at the end every node's points,
+        // internal nodes included, are still contiguous in `order`.
+        let range = cells
+            .range
+            .iter()
+            .map(|&(a, b)| (a as u32, b as u32))
+            .collect();
         Ok(Self {
             lifetime,
             splits,
             n_nodes,
             leaf_of_point,
+            order: cells.order,
+            range,
         })
     }
 
@@ -189,6 +202,12 @@ impl MondrianTree {
     /// Number of leaves at the terminal lifetime: `1 + #splits`.
     pub fn n_leaves(&self) -> usize {
         self.splits.len() + 1
+    }
+
+    /// The points (row indices) of a node, in a fixed order.
+    pub fn points_of(&self, node: u32) -> &[u32] {
+        let (a, b) = self.range[node as usize];
+        &self.order[a as usize..b as usize]
     }
 
     /// The leaf (node id) of every point at the terminal lifetime.

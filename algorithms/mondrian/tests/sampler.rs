@@ -313,3 +313,35 @@ fn bad_parameters_are_typed_errors() {
         1
     );
 }
+
+#[test]
+fn sweep_state_at_a_lifetime_equals_trees_sampled_to_it() {
+    let mut base = ChaCha8Rng::seed_from_u64(20);
+    let x = Array2::from_shape_fn((150, 2), |_| base.random::<f64>());
+    let long =
+        MondrianForest::sample(x.view(), 30.0, 6, &mut ChaCha8Rng::seed_from_u64(9)).unwrap();
+    let events = long.sweep_events();
+    assert!(events.windows(2).all(|w| w[0].time <= w[1].time));
+    assert_eq!(
+        events.len(),
+        long.trees().iter().map(|t| t.splits().len()).sum::<usize>()
+    );
+    let offsets = long.column_offsets();
+    let mut state = mondrian::SweepState::new(&long);
+    for lifetime in [0.0, 1.0, 4.0, 12.0, 30.0] {
+        state.advance_to(&long, &events, lifetime);
+        let short =
+            MondrianForest::sample(x.view(), lifetime, 6, &mut ChaCha8Rng::seed_from_u64(9))
+                .unwrap();
+        for (m, tree) in short.trees().iter().enumerate() {
+            for i in 0..x.nrows() {
+                assert_eq!(
+                    state.leaf(i, m) - offsets[m],
+                    tree.leaf_of_point()[i],
+                    "lifetime {lifetime}"
+                );
+            }
+        }
+    }
+    assert_eq!(state.applied(), events.len());
+}
