@@ -12,6 +12,7 @@
 //! * [`sweep`]: the lifetime sweep, the features of every λ ≤ Λ from one sample to Λ.
 
 pub mod forest;
+pub mod learners;
 pub mod process;
 pub mod sweep;
 pub mod tree;
@@ -19,6 +20,7 @@ pub mod tree;
 mod error;
 pub use error::MondrianError;
 pub use forest::MondrianForest;
+pub use learners::{forest_fit, ForestFit, KernelFit, KernelRidgeSweep};
 pub use process::{sample_box_partition, sample_cut, AxisBox, Cut};
 pub use sweep::{SweepEvent, SweepState};
 pub use tree::{MondrianTree, Split};

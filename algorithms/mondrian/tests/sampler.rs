@@ -345,3 +345,91 @@ fn sweep_state_at_a_lifetime_equals_trees_sampled_to_it() {
     }
     assert_eq!(state.applied(), events.len());
 }
+
+#[test]
+fn sweep_ridge_by_cg_equals_dense_cholesky_and_a_direct_fit() {
+    use kernel_core::ridge::nested_ridge;
+    let mut base = ChaCha8Rng::seed_from_u64(21);
+    let n_train = 120;
+    let x = Array2::from_shape_fn((160, 2), |_| base.random::<f64>());
+    let y: Vec<f64> = (0..n_train)
+        .map(|i| (x[[i, 0]] * 6.0).sin() + x[[i, 1]])
+        .collect();
+    let mean = y.iter().sum::<f64>() / n_train as f64;
+    let centred = ndarray::Array1::from_iter(y.iter().map(|v| v - mean));
+    let m = 8;
+    let delta = 1e-2;
+    let forest =
+        MondrianForest::sample(x.view(), 12.0, m, &mut ChaCha8Rng::seed_from_u64(3)).unwrap();
+    let events = forest.sweep_events();
+    let mut state = mondrian::SweepState::new(&forest);
+    let mut ridge = mondrian::KernelRidgeSweep::new(forest.n_columns(), delta, 1e-12, 10_000);
+    for lifetime in [1.0, 3.0, 6.0, 12.0] {
+        let applied = state.advance_to(&forest, &events, lifetime);
+        ridge.inherit(&events[applied]);
+        let features = state.features();
+        let fit = ridge.fit(&features, n_train, centred.view());
+        assert!(fit.cg.converged, "{:?}", fit.cg);
+        // Dense oracle: (AᵀA + MδI) v = Aᵀỹ by Cholesky.
+        let compact = features.compact_columns(0..n_train).unwrap();
+        let gram = features.gram(0..n_train, &compact);
+        let rhs = features.transpose_times(0..n_train, centred.view(), &compact);
+        let v = &nested_ridge(
+            gram.view(),
+            rhs.view(),
+            &[compact.len()],
+            &[m as f64 * delta],
+        )
+        .unwrap()[0];
+        let dense = features.times_prefix(0..x.nrows(), v.view(), &compact, m);
+        for (a, b) in fit.centred_predictions.iter().zip(dense.iter()) {
+            assert!(
+                (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                "lifetime {lifetime}: {a} vs {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn forest_closed_form_equals_per_tree_ridge() {
+    use kernel_core::ridge::ridge_weights;
+    let mut base = ChaCha8Rng::seed_from_u64(22);
+    let n_train = 80;
+    let x = Array2::from_shape_fn((100, 2), |_| base.random::<f64>());
+    let centred = ndarray::Array1::from_iter((0..n_train).map(|i| x[[i, 0]] - 0.5));
+    let m = 4;
+    let delta = 0.3;
+    let forest =
+        MondrianForest::sample(x.view(), 5.0, m, &mut ChaCha8Rng::seed_from_u64(4)).unwrap();
+    let features = forest.features();
+    let fit = mondrian::forest_fit(&features, n_train, centred.view(), delta);
+    // Per tree: ridge on its own leaf indicators scaled 1/√M with penalty δ/M; forest = mean.
+    let mut expected = ndarray::Array1::<f64>::zeros(x.nrows());
+    for b in 0..m {
+        let cols: Vec<u32> = {
+            let mut c: Vec<u32> = (0..x.nrows()).map(|i| features.row(i)[b]).collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        };
+        let z = Array2::from_shape_fn((x.nrows(), cols.len()), |(i, k)| {
+            if features.row(i)[b] == cols[k] {
+                1.0 / (m as f64).sqrt()
+            } else {
+                0.0
+            }
+        });
+        let w = ridge_weights(
+            z.slice(ndarray::s![..n_train, ..]),
+            centred.view(),
+            delta / m as f64,
+        )
+        .unwrap();
+        // The tree's own prediction z·w is its shrunk leaf mean T_m; the forest averages them.
+        expected = expected + z.dot(&w) / m as f64;
+    }
+    for (a, b) in fit.centred_predictions.iter().zip(expected.iter()) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+}

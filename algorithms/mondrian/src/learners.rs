@@ -1,0 +1,180 @@
+//! Learners on the Mondrian features of a sweep (Balog et al. 2016, Sec. 4-5; spec §4.3-4.4).
+//!
+//! * [`KernelRidgeSweep`]: ridge regression on the Mondrian kernel features `Z = A/√M`,
+//!   `(ZᵀZ + δI) w = Zᵀỹ`, solved as `(AᵀA + MδI) v = Aᵀỹ` (`w = √M v`, predictions `A v`) by
+//!   Jacobi-preconditioned CG, warm-started across lifetimes: a split copies the parent's weight
+//!   to both children, which leaves every prediction unchanged. Leaves without training points
+//!   have weight exactly 0.
+//! * [`forest_fit`]: the paper's "Mondrian forest": each tree fitted alone (ridge on its own
+//!   leaf indicators with penalty δ/M on `1/√M` features), i.e. shrunk leaf means
+//!   `T_m(x) = S_ℓ/(n_ℓ + δ)`, averaged over trees.
+
+use kernel_core::cg::{conjugate_gradient, CgReport};
+use kernel_core::one_hot::OneHotFeatures;
+use ndarray::{Array1, ArrayView1};
+
+use crate::sweep::SweepEvent;
+
+/// Ridge on the Mondrian kernel features along a sweep, with warm starts.
+#[derive(Debug, Clone)]
+pub struct KernelRidgeSweep {
+    /// `v` of every global column (unscaled parametrisation).
+    weights: Vec<f64>,
+    delta: f64,
+    rel_tol: f64,
+    max_iter: usize,
+}
+
+/// One fit of [`KernelRidgeSweep`].
+#[derive(Debug, Clone)]
+pub struct KernelFit {
+    /// `A v` for every row (add ȳ for predictions).
+    pub centred_predictions: Array1<f64>,
+    pub cg: CgReport,
+    /// Columns in the solve (leaves holding training points).
+    pub active_columns: usize,
+}
+
+impl KernelRidgeSweep {
+    /// `n_columns` global columns, ridge penalty δ, CG tolerance `‖r‖ <= rel_tol·‖Aᵀỹ‖`.
+    pub fn new(n_columns: usize, delta: f64, rel_tol: f64, max_iter: usize) -> Self {
+        Self {
+            weights: vec![0.0; n_columns],
+            delta,
+            rel_tol,
+            max_iter,
+        }
+    }
+
+    /// Children inherit their parent's weight (predictions unchanged).
+    pub fn inherit(&mut self, events: &[SweepEvent]) {
+        for e in events {
+            let w = self.weights[e.parent as usize];
+            self.weights[e.left as usize] = w;
+            self.weights[e.right as usize] = w;
+            self.weights[e.parent as usize] = 0.0;
+        }
+    }
+
+    /// Solves the ridge system on the current features; rows `0..n_train` are training rows
+    /// with centred targets `y_centred`.
+    pub fn fit(
+        &mut self,
+        features: &OneHotFeatures,
+        n_train: usize,
+        y_centred: ArrayView1<f64>,
+    ) -> KernelFit {
+        let m = features.n_blocks() as f64;
+        let penalty = m * self.delta;
+        let compact = features
+            .compact_columns(0..n_train)
+            .expect("sweep columns are block-ordered");
+        let n = compact.len();
+        let rhs = features.transpose_times(0..n_train, y_centred, &compact);
+        let diag: Vec<f64> = features
+            .column_counts(0..n_train, &compact)
+            .into_iter()
+            .map(|c| c + penalty)
+            .collect();
+        // Gather the warm start; columns without training points drop to 0.
+        let mut v = vec![0.0; n];
+        let mut global_of = vec![0u32; n];
+        for i in 0..features.n_rows() {
+            for &c in features.row(i) {
+                if let Some(a) = compact.get(c) {
+                    global_of[a] = c;
+                }
+            }
+        }
+        for (a, &g) in global_of.iter().enumerate() {
+            v[a] = self.weights[g as usize];
+        }
+        let cg = conjugate_gradient(
+            |x, out| features.normal_apply(0..n_train, &compact, x, penalty, out),
+            rhs.as_slice().expect("contiguous"),
+            &mut v,
+            &diag,
+            self.rel_tol,
+            self.max_iter,
+        );
+        for i in 0..features.n_rows() {
+            for &c in features.row(i) {
+                if compact.get(c).is_none() {
+                    self.weights[c as usize] = 0.0;
+                }
+            }
+        }
+        for (a, &g) in global_of.iter().enumerate() {
+            self.weights[g as usize] = v[a];
+        }
+        let centred_predictions = features.times_prefix(
+            0..features.n_rows(),
+            ArrayView1::from(&v),
+            &compact,
+            features.n_blocks(),
+        );
+        KernelFit {
+            centred_predictions,
+            cg,
+            active_columns: n,
+        }
+    }
+
+    /// `w = √M v` of the given global columns (the paper's parametrisation: prediction
+    /// `ȳ + Σ_m w_ℓm / √M`).
+    pub fn paper_weights(&self, columns: &[u32], n_mondrians: usize) -> Vec<f64> {
+        let s = (n_mondrians as f64).sqrt();
+        columns
+            .iter()
+            .map(|&c| s * self.weights[c as usize])
+            .collect()
+    }
+}
+
+/// The "Mondrian forest" of the paper at the current features.
+#[derive(Debug, Clone)]
+pub struct ForestFit {
+    /// `(1/M) Σ_m T_m(x)` for every row (add ȳ for predictions).
+    pub centred_predictions: Array1<f64>,
+    /// `(global column, S_ℓ/(n_ℓ + δ))` for every current leaf of every tree, tree by tree.
+    pub leaf_values: Vec<(u32, f64)>,
+}
+
+/// Fits every tree alone: leaf value `S_ℓ/(n_ℓ + δ)` from the training rows `0..n_train`;
+/// leaves without training points predict 0.
+pub fn forest_fit(
+    features: &OneHotFeatures,
+    n_train: usize,
+    y_centred: ArrayView1<f64>,
+    delta: f64,
+) -> ForestFit {
+    let m = features.n_blocks();
+    let mut sum = std::collections::HashMap::<u32, (f64, f64)>::new();
+    for i in 0..n_train {
+        for &c in features.row(i) {
+            let e = sum.entry(c).or_insert((0.0, 0.0));
+            e.0 += y_centred[i];
+            e.1 += 1.0;
+        }
+    }
+    let value = |c: u32| sum.get(&c).map_or(0.0, |(s, n)| s / (n + delta));
+    let centred_predictions = (0..features.n_rows())
+        .map(|i| features.row(i).iter().map(|&c| value(c)).sum::<f64>() / m as f64)
+        .collect();
+    let mut leaves: Vec<(usize, u32)> = (0..features.n_rows())
+        .flat_map(|i| {
+            features
+                .row(i)
+                .iter()
+                .enumerate()
+                .map(|(b, &c)| (b, c))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    leaves.sort_unstable();
+    leaves.dedup();
+    ForestFit {
+        centred_predictions,
+        leaf_values: leaves.into_iter().map(|(_, c)| (c, value(c))).collect(),
+    }
+}
