@@ -46,9 +46,20 @@ fn main() {
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for source in NUMERIC_SOURCES {
-        let path = manifest_dir.join(source);
+        collect(&manifest_dir.join(source), &mut files);
+    }
+    // Every file and every folder (for added files) is watched on its own: cargo's scan of a
+    // watched folder does not reliably notice edits deeper down.
+    let mut watched: Vec<PathBuf> = files.clone();
+    watched.extend(
+        files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf)),
+    );
+    watched.sort();
+    watched.dedup();
+    for path in &watched {
         println!("cargo:rerun-if-changed={}", path.display());
-        collect(&path, &mut files);
     }
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     for file in &files {

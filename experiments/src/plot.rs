@@ -43,6 +43,9 @@ pub struct SeriesStyle {
     /// error level that does not depend on x).
     #[serde(default)]
     pub hline: bool,
+    /// Draw the series as a line through its means (no markers, no error bars).
+    #[serde(default)]
+    pub line: bool,
 }
 
 fn default_marker() -> Marker {
@@ -130,6 +133,7 @@ struct Series {
     color: RGBColor,
     marker: Marker,
     hline: bool,
+    line: bool,
     points: Vec<(f64, f64, f64)>,
 }
 
@@ -184,6 +188,7 @@ fn aggregate(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
                 color: RGBColor(r, g, b),
                 marker: style.map_or(Marker::Circle, |s| s.marker),
                 hline: style.is_some_and(|s| s.hline),
+                line: style.is_some_and(|s| s.line),
                 points,
             }
         })
@@ -404,6 +409,19 @@ where
             .copied()
             .filter(|p| p.0.is_finite() && p.1 >= y0 && p.1 <= y1)
             .collect();
+        if s.line {
+            chart
+                .draw_series(LineSeries::new(
+                    visible.iter().map(|&(x, m, _)| (x, m)),
+                    color.stroke_width(2),
+                ))
+                .map_err(plot_err)?
+                .label(s.label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
+                });
+            continue;
+        }
         chart
             .draw_series(visible.iter().map(|&(x, m, sd)| {
                 ErrorBar::new_vertical(

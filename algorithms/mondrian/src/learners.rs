@@ -31,6 +31,8 @@ pub struct KernelFit {
     /// `A v` for every row (add ȳ for predictions).
     pub centred_predictions: Array1<f64>,
     pub cg: CgReport,
+    /// `‖r‖ / ‖Aᵀỹ‖` at the end of the solve.
+    pub relative_residual: f64,
     /// Columns in the solve (leaves holding training points).
     pub active_columns: usize,
 }
@@ -113,9 +115,15 @@ impl KernelRidgeSweep {
             &compact,
             features.n_blocks(),
         );
+        let rhs_norm = rhs.dot(&rhs).sqrt();
         KernelFit {
             centred_predictions,
             cg,
+            relative_residual: if rhs_norm > 0.0 {
+                cg.residual_norm / rhs_norm
+            } else {
+                0.0
+            },
             active_columns: n,
         }
     }

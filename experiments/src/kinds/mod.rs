@@ -18,6 +18,7 @@ use crate::table::Row;
 
 pub mod feature_ridge;
 pub mod kernel_approximation;
+pub mod lifetime_sweep;
 
 /// A documented result column.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +58,7 @@ pub trait ExperimentKind: Sync + Send {
 static KINDS: &[&dyn ExperimentKind] = &[
     &kernel_approximation::KernelApproximation,
     &feature_ridge::FeatureRidge,
+    &lifetime_sweep::LifetimeSweep,
 ];
 
 /// Every registered kind.
