@@ -235,51 +235,31 @@ impl OneHotFeatures {
 }
 
 impl OneHotFeatures {
-    /// `out = (AᵀA + penalty·I) v` over `rows` in compact columns: one product `u = A v`, then
-    /// `Aᵀu` accumulated block by block (blocks own disjoint column ranges, so the blocks run in
-    /// parallel and each sum keeps a fixed order).
-    pub fn normal_apply(
+    /// The operator `v ↦ (AᵀA + penalty·I) v` over `rows` in compact columns, with the compact
+    /// indices resolved once (for the many products of an iterative solve).
+    pub fn normal_operator(
         &self,
         rows: std::ops::Range<usize>,
         compact: &CompactColumns,
-        v: &[f64],
-        penalty: f64,
-        out: &mut [f64],
-    ) {
-        use rayon::prelude::*;
-        let u: Vec<f64> = rows
-            .clone()
-            .into_par_iter()
-            .map(|i| {
-                self.row(i)
-                    .iter()
-                    .filter_map(|&c| compact.get(c))
-                    .map(|a| v[a])
-                    .sum()
-            })
-            .collect();
-        let mut slices = Vec::with_capacity(self.n_blocks);
-        let mut rest = out;
-        let mut start = 0;
-        for &end in &compact.block_ends {
-            let (head, tail) = rest.split_at_mut(end - start);
-            slices.push((start, head));
-            rest = tail;
-            start = end;
+    ) -> NormalOperator {
+        let n = rows.len();
+        let b_count = self.n_blocks;
+        let mut row_major = vec![ABSENT; n * b_count];
+        let mut block_major = vec![ABSENT; n * b_count];
+        for (k, i) in rows.enumerate() {
+            for (b, &c) in self.row(i).iter().enumerate() {
+                if let Some(a) = compact.get(c) {
+                    row_major[k * b_count + b] = a as u32;
+                    block_major[b * n + k] = a as u32;
+                }
+            }
         }
-        slices
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(b, (start, slice))| {
-                for (k, value) in slice.iter_mut().enumerate() {
-                    *value = penalty * v[start + k];
-                }
-                for (k, i) in rows.clone().enumerate() {
-                    if let Some(a) = compact.get(self.row(i)[b]) {
-                        slice[a - start] += u[k];
-                    }
-                }
-            });
+        NormalOperator {
+            n_rows: n,
+            block_ends: compact.block_ends.clone(),
+            row_major,
+            block_major,
+        }
     }
 
     /// Column counts over `rows` (the diagonal of `AᵀA`), in compact columns.
@@ -297,6 +277,59 @@ impl OneHotFeatures {
             }
         }
         counts
+    }
+}
+
+/// `v ↦ (AᵀA + penalty·I) v` for one-hot features (see [`OneHotFeatures::normal_operator`]).
+#[derive(Debug, Clone)]
+pub struct NormalOperator {
+    n_rows: usize,
+    block_ends: Vec<usize>,
+    /// Compact column of (row, block), row-major; [`ABSENT`] when none.
+    row_major: Vec<u32>,
+    /// The same, block-major.
+    block_major: Vec<u32>,
+}
+
+impl NormalOperator {
+    /// `out = (AᵀA + penalty·I) v`: `u = A v` row by row, then `Aᵀu` block by block (blocks own
+    /// disjoint column ranges, so both passes run in parallel and every sum keeps a fixed order).
+    pub fn apply(&self, v: &[f64], penalty: f64, out: &mut [f64]) {
+        use rayon::prelude::*;
+        let b_count = self.block_ends.len();
+        let u: Vec<f64> = self
+            .row_major
+            .par_chunks(b_count.max(1))
+            .map(|cols| {
+                cols.iter()
+                    .filter(|&&a| a != ABSENT)
+                    .map(|&a| v[a as usize])
+                    .sum()
+            })
+            .collect();
+        let mut slices = Vec::with_capacity(b_count);
+        let mut rest = out;
+        let mut start = 0;
+        for &end in &self.block_ends {
+            let (head, tail) = rest.split_at_mut(end - start);
+            slices.push((start, head));
+            rest = tail;
+            start = end;
+        }
+        slices
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(b, (start, slice))| {
+                for (k, value) in slice.iter_mut().enumerate() {
+                    *value = penalty * v[start + k];
+                }
+                let cols = &self.block_major[b * self.n_rows..(b + 1) * self.n_rows];
+                for (k, &a) in cols.iter().enumerate() {
+                    if a != ABSENT {
+                        slice[a as usize - start] += u[k];
+                    }
+                }
+            });
     }
 }
 
@@ -339,7 +372,8 @@ mod tests {
             ndarray::array![1.0, 10.0, 1.0]
         );
         let mut out = vec![0.0; 4];
-        f.normal_apply(0..3, &compact, v.as_slice().unwrap(), 0.5, &mut out);
+        f.normal_operator(0..3, &compact)
+            .apply(v.as_slice().unwrap(), 0.5, &mut out);
         let expected = a.t().dot(&a.dot(&v)) + 0.5 * &v;
         assert_eq!(ndarray::Array1::from(out), expected);
         assert_eq!(f.column_counts(0..3, &compact), vec![2.0, 1.0, 1.0, 2.0]);

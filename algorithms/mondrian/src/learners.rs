@@ -91,8 +91,9 @@ impl KernelRidgeSweep {
         for (a, &g) in global_of.iter().enumerate() {
             v[a] = self.weights[g as usize];
         }
+        let operator = features.normal_operator(0..n_train, &compact);
         let cg = conjugate_gradient(
-            |x, out| features.normal_apply(0..n_train, &compact, x, penalty, out),
+            |x, out| operator.apply(x, penalty, out),
             rhs.as_slice().expect("contiguous"),
             &mut v,
             &diag,
