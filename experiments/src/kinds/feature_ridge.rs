@@ -14,11 +14,11 @@ use kernel_core::metrics::relative_error_percent;
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::{kernel_ridge, nested_ridge};
 use mondrian::MondrianForest;
-use ndarray::{concatenate, s, Array1, Array2, Axis};
+use ndarray::{s, Array1, Array2};
 use random_features::{RandomBinning, RandomFourierFeatures};
 use serde::{Deserialize, Serialize};
 
-use super::{ColumnDoc, ExperimentKind, Params, Shared};
+use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
 use crate::cell::Cell;
 use crate::config::DataSpec;
 use crate::data::LoadedData;
@@ -99,16 +99,6 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
-/// What all cells share: the split and the stacked inputs [train; test].
-struct Prepared {
-    x_all: Array2<f64>,
-    y_train: Array1<f64>,
-    y_test: Array1<f64>,
-    n_train: usize,
-    x_train: Array2<f64>,
-    x_test: Array2<f64>,
-}
-
 impl ExperimentKind for FeatureRidge {
     fn name(&self) -> &'static str {
         "feature_ridge"
@@ -127,12 +117,7 @@ impl ExperimentKind for FeatureRidge {
     }
 
     fn check_data(&self, data: &DataSpec) -> Result<(), String> {
-        match data {
-            DataSpec::Dataset { .. } => Ok(()),
-            DataSpec::UniformBox { .. } => {
-                Err("feature_ridge needs a regression dataset (source = \"dataset\")".into())
-            }
-        }
+        super::require_dataset(self.name(), data)
     }
 
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
@@ -144,19 +129,11 @@ impl ExperimentKind for FeatureRidge {
     }
 
     fn prepare(&self, data: &LoadedData) -> Result<Shared> {
-        let split = data.regression()?;
-        Ok(Box::new(Prepared {
-            x_all: concatenate(Axis(0), &[split.x_train.view(), split.x_test.view()])?,
-            y_train: split.y_train.clone(),
-            y_test: split.y_test.clone(),
-            n_train: split.x_train.nrows(),
-            x_train: split.x_train.clone(),
-            x_test: split.x_test.clone(),
-        }))
+        TransductiveSplit::prepare(data)
     }
 
     fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>> {
-        let d: &Prepared = super::shared(shared)?;
+        let d: &TransductiveSplit = super::shared(shared)?;
         let p: FeatureRidgeParams = super::typed(cell)?;
         match p.method {
             RidgeMethod::ExactLaplace => exact(d, &p),
@@ -183,7 +160,7 @@ impl ExperimentKind for FeatureRidge {
     }
 }
 
-fn errors(d: &Prepared, train: &Array1<f64>, test: &Array1<f64>) -> Result<(f64, f64)> {
+fn errors(d: &TransductiveSplit, train: &Array1<f64>, test: &Array1<f64>) -> Result<(f64, f64)> {
     Ok((
         relative_error_percent(train.view(), d.y_train.view())?,
         relative_error_percent(test.view(), d.y_test.view())?,
@@ -204,7 +181,7 @@ fn prefix_row(order: usize, fourier: bool, train: f64, test: f64, active: usize)
     ])
 }
 
-fn exact(d: &Prepared, p: &FeatureRidgeParams) -> Result<Vec<Row>> {
+fn exact(d: &TransductiveSplit, p: &FeatureRidgeParams) -> Result<Vec<Row>> {
     let gram = laplace_gram(d.x_train.view(), d.x_train.view(), p.lifetime)?;
     let cross = laplace_gram(d.x_test.view(), d.x_train.view(), p.lifetime)?;
     let fit = kernel_ridge(gram, d.y_train.view(), p.delta, &[cross.view()])?;
@@ -217,7 +194,11 @@ fn exact(d: &Prepared, p: &FeatureRidgeParams) -> Result<Vec<Row>> {
     ])])
 }
 
-fn one_hot(d: &Prepared, p: &FeatureRidgeParams, features: &OneHotFeatures) -> Result<Vec<Row>> {
+fn one_hot(
+    d: &TransductiveSplit,
+    p: &FeatureRidgeParams,
+    features: &OneHotFeatures,
+) -> Result<Vec<Row>> {
     let n_all = d.x_all.nrows();
     let train_rows = 0..d.n_train;
     let compact = features.compact_columns(train_rows.clone())?;
@@ -242,7 +223,7 @@ fn one_hot(d: &Prepared, p: &FeatureRidgeParams, features: &OneHotFeatures) -> R
         .collect()
 }
 
-fn fourier(d: &Prepared, p: &FeatureRidgeParams, cell: &Cell) -> Result<Vec<Row>> {
+fn fourier(d: &TransductiveSplit, p: &FeatureRidgeParams, cell: &Cell) -> Result<Vec<Row>> {
     let r_max = p.max_nonzeros / 2;
     let map = RandomFourierFeatures::sample(
         d.x_all.ncols(),

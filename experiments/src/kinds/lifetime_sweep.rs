@@ -12,10 +12,10 @@ use std::time::Instant;
 use anyhow::Result;
 use kernel_core::metrics::relative_error_percent;
 use mondrian::{forest_fit, KernelRidgeSweep, MondrianForest, SweepState};
-use ndarray::{concatenate, s, Array1, Array2, Axis};
+use ndarray::s;
 use serde::{Deserialize, Serialize};
 
-use super::{ColumnDoc, ExperimentKind, Params, Shared};
+use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
 use crate::cell::Cell;
 use crate::config::DataSpec;
 use crate::data::LoadedData;
@@ -162,12 +162,6 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
-struct Prepared {
-    x_all: Array2<f64>,
-    y_train: Array1<f64>,
-    y_test: Array1<f64>,
-}
-
 impl ExperimentKind for LifetimeSweep {
     fn name(&self) -> &'static str {
         "lifetime_sweep"
@@ -186,12 +180,7 @@ impl ExperimentKind for LifetimeSweep {
     }
 
     fn check_data(&self, data: &DataSpec) -> Result<(), String> {
-        match data {
-            DataSpec::Dataset { .. } => Ok(()),
-            DataSpec::UniformBox { .. } => {
-                Err("lifetime_sweep needs a regression dataset (source = \"dataset\")".into())
-            }
-        }
+        super::require_dataset(self.name(), data)
     }
 
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
@@ -199,16 +188,11 @@ impl ExperimentKind for LifetimeSweep {
     }
 
     fn prepare(&self, data: &LoadedData) -> Result<Shared> {
-        let split = data.regression()?;
-        Ok(Box::new(Prepared {
-            x_all: concatenate(Axis(0), &[split.x_train.view(), split.x_test.view()])?,
-            y_train: split.y_train.clone(),
-            y_test: split.y_test.clone(),
-        }))
+        TransductiveSplit::prepare(data)
     }
 
     fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>> {
-        let d: &Prepared = super::shared(shared)?;
+        let d: &TransductiveSplit = super::shared(shared)?;
         let p: LifetimeSweepParams = super::typed(cell)?;
         let start = Instant::now();
         let n_train = d.y_train.len();

@@ -107,6 +107,46 @@ pub fn shared<T: 'static>(shared: &Shared) -> Result<&T> {
         .ok_or_else(|| anyhow::anyhow!("internal error: shared data of the wrong type"))
 }
 
+/// The data of a regression experiment on transductive features: the split, and the inputs
+/// stacked as `[train; test]` (Mondrian boxes and binning grids are built on all of them, as in
+/// the authors' code).
+pub struct TransductiveSplit {
+    pub x_all: ndarray::Array2<f64>,
+    pub x_train: ndarray::Array2<f64>,
+    pub x_test: ndarray::Array2<f64>,
+    pub y_train: ndarray::Array1<f64>,
+    pub y_test: ndarray::Array1<f64>,
+    pub n_train: usize,
+}
+
+impl TransductiveSplit {
+    /// Builds it from a run's regression data.
+    pub fn prepare(data: &LoadedData) -> Result<Shared> {
+        let split = data.regression()?;
+        Ok(Box::new(TransductiveSplit {
+            x_all: ndarray::concatenate(
+                ndarray::Axis(0),
+                &[split.x_train.view(), split.x_test.view()],
+            )?,
+            x_train: split.x_train.clone(),
+            x_test: split.x_test.clone(),
+            y_train: split.y_train.clone(),
+            y_test: split.y_test.clone(),
+            n_train: split.x_train.nrows(),
+        }))
+    }
+}
+
+/// `check_data` of kinds that need a regression dataset.
+pub fn require_dataset(kind: &str, data: &DataSpec) -> Result<(), String> {
+    match data {
+        DataSpec::Dataset { .. } => Ok(()),
+        DataSpec::UniformBox { .. } => Err(format!(
+            "{kind} needs a regression dataset (source = \"dataset\")"
+        )),
+    }
+}
+
 /// Checks that a lifetime-like parameter is finite and > 0.
 pub fn positive(name: &str, value: f64) -> Result<(), String> {
     if value.is_finite() && value > 0.0 {
