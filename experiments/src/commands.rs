@@ -288,16 +288,23 @@ pub fn check(
     configs: &[PathBuf],
     profile: &str,
     options: &RunOptions,
+    require_data: bool,
 ) -> Result<bool> {
     let paths = discover_or(common, configs)?;
     let resolved = load_all(common, &paths, profile, &[], true)?;
     let mut all = Vec::new();
+    let mut skipped = Vec::new();
     let mut ok = true;
     for r in &resolved {
         let name = r.config.experiment.name.clone();
-        if let Err(missing) = crate::data::check_available(&common.root, &r.config.data) {
-            eprintln!("[{name}] FAILED: data not available: {missing}");
-            ok = false;
+        if let Err(problem) = crate::data::check_available(&common.root, &r.config.data) {
+            if problem.missing && !require_data {
+                eprintln!("[{name}] SKIPPED (data not present; --require-data makes this a failure): {problem}");
+                skipped.push(name);
+            } else {
+                eprintln!("[{name}] FAILED: data not usable: {problem}");
+                ok = false;
+            }
             continue;
         }
         let outcome = runner::run(&common.root, r, options)?;
@@ -329,6 +336,12 @@ pub fn check(
         .sum();
     let total: usize = all.iter().map(|(_, r)| r.len()).sum();
     println!("{} of {total} checks passed", total - failed);
+    if !skipped.is_empty() {
+        println!(
+            "NOT CHECKED (data not present): {}. Get the data (repro datasets list) to check them.",
+            skipped.join(", ")
+        );
+    }
     Ok(ok && failed == 0)
 }
 

@@ -45,14 +45,33 @@ impl LoadedData {
     }
 }
 
-/// Whether the data can be had without downloading: `Err` says what is missing and how to get it.
-pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), String> {
+/// Why a run's data cannot be used.
+#[derive(Debug, Clone)]
+pub struct DataProblem {
+    /// The files are absent (as opposed to present but corrupt or unreadable).
+    pub missing: bool,
+    /// What is wrong and how to get the data.
+    pub message: String,
+}
+
+impl std::fmt::Display for DataProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Whether the data can be had without downloading: `Err` says what is missing or corrupt and
+/// how to get it.
+pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), DataProblem> {
     match spec {
         DataSpec::UniformBox { .. } => Ok(()),
         DataSpec::Dataset { name, .. } => datasets::DataDirs::from_root(root)
             .locate_name(name)
             .map(|_| ())
-            .map_err(|e| e.to_string()),
+            .map_err(|e| DataProblem {
+                missing: matches!(e, datasets::DatasetError::Missing { .. }),
+                message: e.to_string(),
+            }),
     }
 }
 

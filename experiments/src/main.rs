@@ -84,6 +84,9 @@ enum Command {
         /// Profile to check (default: quick; configs without it use full).
         #[arg(long, default_value = "quick")]
         profile: String,
+        /// Fail, instead of skipping, when a config's dataset is not present.
+        #[arg(long)]
+        require_data: bool,
         #[command(flatten)]
         execution: Execution,
     },
@@ -156,8 +159,15 @@ fn main() -> ExitCode {
         Command::Check {
             configs,
             profile,
+            require_data,
             execution,
-        } => commands::check(&common, &configs, &profile, &execution.options()),
+        } => commands::check(
+            &common,
+            &configs,
+            &profile,
+            &execution.options(),
+            require_data,
+        ),
         Command::Report { configs, run } => commands::report(&common, &configs, &run),
         Command::List { kinds } => commands::list(&common, kinds),
         Command::Datasets { command } => match command {

@@ -476,3 +476,17 @@ fn check_fails_when_a_bound_is_violated() {
     assert!(!out.status.success(), "{stdout}");
     assert!(stdout.contains("FAIL"), "{stdout}");
 }
+
+#[test]
+fn check_skips_configs_whose_data_are_absent_unless_required() {
+    let root = temp_root(dataset_config);
+    let out = repro(root.path(), &["check"], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout.contains("NOT CHECKED") && stdout.contains(EXPERIMENT),
+        "{stdout}"
+    );
+    let out = repro(root.path(), &["check", "--require-data"], &[]);
+    assert!(!out.status.success());
+}
