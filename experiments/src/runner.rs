@@ -119,6 +119,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let kind = kinds::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
     let data = crate::data::load(root, &config.data, config.seed)
         .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;
+    let shared = kind.prepare(&data)?;
     let cells = cell::plan(resolved, kind);
     let columns = cell::all_columns(kind, &resolved.grid);
     let run = resolved.run_name();
@@ -172,7 +173,6 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
 
     store::remove_stale_temporaries(&paths.cells_dir);
     store::remove_stale_temporaries(&paths.results_dir);
-    let shared = kind.prepare(&data)?;
     let label = format!("{} ({run})", config.experiment.name);
     let cached: Vec<Option<CachedCell>> = cells
         .iter()
@@ -244,6 +244,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     });
     progress.close();
 
+    let n_computed = computed.iter().filter(|(_, e)| e.is_some()).count();
     let mut results = cached;
     for (i, entry) in computed {
         results[i] = entry;
@@ -251,10 +252,9 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let mut failures = failures.into_inner().expect("lock");
     failures.sort_by(|a, b| a.identity.cmp(&b.identity));
     manifest.cells.cached = n_cached;
+    manifest.cells.computed = n_computed;
     manifest.cells.failed = failures.len();
-    manifest.cells.computed = todo.len() - failures.len();
-    manifest.cells.skipped = results.iter().filter(|r| r.is_none()).count() - failures.len();
-    manifest.cells.computed -= manifest.cells.skipped;
+    manifest.cells.skipped = todo.len() - manifest.cells.computed - failures.len();
     manifest.failures = failures;
 
     if results.iter().all(|r| r.is_some()) {

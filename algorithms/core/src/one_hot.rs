@@ -107,6 +107,8 @@ impl OneHotFeatures {
 pub struct CompactColumns {
     /// Compact index of every original column, or [`ABSENT`].
     index: Vec<u32>,
+    /// Original column of every compact index.
+    original: Vec<u32>,
     /// `block_ends[b]` = number of compact columns in blocks `0..=b`.
     pub block_ends: Vec<usize>,
 }
@@ -120,6 +122,11 @@ impl CompactColumns {
     /// Whether no column is used.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The original column of every compact index, in compact order.
+    pub fn original_columns(&self) -> &[u32] {
+        &self.original
     }
 
     /// Compact index of an original column, if a selected row uses it.
@@ -148,6 +155,7 @@ impl OneHotFeatures {
             }
         }
         let mut index = vec![ABSENT; self.n_columns];
+        let mut original = Vec::new();
         let mut block_ends = Vec::with_capacity(self.n_blocks);
         let mut next = 0u32;
         let mut last_max: Option<u32> = None;
@@ -165,6 +173,7 @@ impl OneHotFeatures {
             }
             for &c in used.iter() {
                 index[c as usize] = next;
+                original.push(c);
                 next += 1;
             }
             if let Some(&m) = used.last() {
@@ -172,7 +181,11 @@ impl OneHotFeatures {
             }
             block_ends.push(next as usize);
         }
-        Ok(CompactColumns { index, block_ends })
+        Ok(CompactColumns {
+            index,
+            original,
+            block_ends,
+        })
     }
 
     /// `AᵀA` over `rows` in compact columns: co-occurrence counts (`(AᵀA)_ab` = number of rows
@@ -356,6 +369,7 @@ mod tests {
         let compact = f.compact_columns(0..3).unwrap();
         assert_eq!(compact.block_ends, vec![2, 4]);
         assert_eq!(compact.get(2), None);
+        assert_eq!(compact.original_columns(), &[0, 1, 3, 4]);
         // Dense A over rows 0..3 in compact columns [0, 1 | 3, 4].
         let a = ndarray::array![
             [1.0, 0.0, 1.0, 0.0],

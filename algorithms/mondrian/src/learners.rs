@@ -78,19 +78,14 @@ impl KernelRidgeSweep {
             .into_iter()
             .map(|c| c + penalty)
             .collect();
-        // Gather the warm start; columns without training points drop to 0.
-        let mut v = vec![0.0; n];
-        let mut global_of = vec![0u32; n];
-        for i in 0..features.n_rows() {
-            for &c in features.row(i) {
-                if let Some(a) = compact.get(c) {
-                    global_of[a] = c;
-                }
-            }
-        }
-        for (a, &g) in global_of.iter().enumerate() {
-            v[a] = self.weights[g as usize];
-        }
+        // Warm start from the stored weights; leaves without training points are left out of
+        // the solve (their weight is 0, and so is that of their descendants, which hold no
+        // training points either).
+        let global_of = compact.original_columns();
+        let mut v: Vec<f64> = global_of
+            .iter()
+            .map(|&g| self.weights[g as usize])
+            .collect();
         let operator = features.normal_operator(0..n_train, &compact);
         let cg = conjugate_gradient(
             |x, out| operator.apply(x, penalty, out),
@@ -100,13 +95,6 @@ impl KernelRidgeSweep {
             self.rel_tol,
             self.max_iter,
         );
-        for i in 0..features.n_rows() {
-            for &c in features.row(i) {
-                if compact.get(c).is_none() {
-                    self.weights[c as usize] = 0.0;
-                }
-            }
-        }
         for (a, &g) in global_of.iter().enumerate() {
             self.weights[g as usize] = v[a];
         }
@@ -171,14 +159,7 @@ pub fn forest_fit(
         .map(|i| features.row(i).iter().map(|&c| value(c)).sum::<f64>() / m as f64)
         .collect();
     let mut leaves: Vec<(usize, u32)> = (0..features.n_rows())
-        .flat_map(|i| {
-            features
-                .row(i)
-                .iter()
-                .enumerate()
-                .map(|(b, &c)| (b, c))
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|i| features.row(i).iter().copied().enumerate())
         .collect();
     leaves.sort_unstable();
     leaves.dedup();
