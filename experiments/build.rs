@@ -100,6 +100,13 @@ fn main() {
             }
         }
     }
+    // An empty read (Cargo.lock being rewritten by a concurrent cargo) must not be cached as
+    // "no versions": fail, and the next build reruns this script.
+    assert!(
+        !lock.exists() || !found.is_empty(),
+        "could not read the locked versions from {} (rewritten concurrently?); rebuild",
+        lock.display()
+    );
     let out: String = found
         .iter()
         .map(|(n, v)| format!("{n}={}\n", v.join(", ")))

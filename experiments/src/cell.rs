@@ -4,7 +4,9 @@
 //! sorted, numbers typed by the experiment kind, so it does not depend on the order of the grid or
 //! on how a number was written. Its random streams are ChaCha8 generators seeded from a hash of
 //! (base seed, identity, purpose), never from a counter: adding cells or changing the thread count
-//! leaves every other cell's numbers unchanged.
+//! leaves every other cell's numbers unchanged. A kind may seed from part of the identity
+//! ([`ExperimentKind::stream_params`]) so that cells differing only in non-random parameters
+//! share their draws.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -93,10 +95,17 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
                 )
                 .as_bytes(),
             );
+            let stream = serde_json::to_string(&json!({
+                "kind": kind.name(),
+                "data": data,
+                "params": kind.stream_params(params),
+                "rep": rep,
+            }))
+            .expect("json");
             cells.push(Cell {
                 params: params.clone(),
                 rep,
-                seeds: seeds_from(config.seed, "repro-cell-v1", &identity),
+                seeds: seeds_from(config.seed, "repro-cell-v1", &stream),
                 identity,
                 key,
             });

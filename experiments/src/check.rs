@@ -7,12 +7,50 @@
 //! * `ratio`: mean of `metric` over `numerator` rows divided by its mean over `denominator` rows
 //!   lies in `[min, max]`.
 //!
+//! `mean` and `ratio` take an optional `statistic` in place of the mean: `sd` (ddof 0),
+//! `median`, `mean_abs` or `count` (e.g. the spread of learned weights).
+//!
 //! A check applies to the profiles it lists (all when `profiles` is absent), so a config can hold
 //! tight bounds for the full run and looser ones for the quick profile.
 
 use serde::{Deserialize, Serialize};
 
 use crate::table::Row;
+
+/// What `mean` and `ratio` checks compute over the selected values.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    #[default]
+    Mean,
+    Sd,
+    Median,
+    MeanAbs,
+    Count,
+}
+
+impl Statistic {
+    fn of(self, values: &[f64]) -> f64 {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        match self {
+            Statistic::Mean => mean,
+            Statistic::Sd => (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt(),
+            Statistic::Median => {
+                let mut v = values.to_vec();
+                v.sort_by(f64::total_cmp);
+                let k = v.len() / 2;
+                if v.len() % 2 == 1 {
+                    v[k]
+                } else {
+                    (v[k - 1] + v[k]) / 2.0
+                }
+            }
+            Statistic::MeanAbs => values.iter().map(|v| v.abs()).sum::<f64>() / n,
+            Statistic::Count => n,
+        }
+    }
+}
 
 /// Bounds shared by all checks; at least one must be given.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -23,6 +61,8 @@ pub enum CheckSpec {
         metric: String,
         #[serde(default)]
         select: toml::Table,
+        #[serde(default)]
+        statistic: Statistic,
         min: Option<f64>,
         max: Option<f64>,
         #[serde(default)]
@@ -46,6 +86,8 @@ pub enum CheckSpec {
         metric: String,
         numerator: toml::Table,
         denominator: toml::Table,
+        #[serde(default)]
+        statistic: Statistic,
         min: Option<f64>,
         max: Option<f64>,
         #[serde(default)]
@@ -151,7 +193,12 @@ impl CheckSpec {
     pub fn evaluate(&self, rows: &[Row]) -> CheckResult {
         let (min, max) = self.bounds();
         let value = match self {
-            CheckSpec::Mean { metric, select, .. } => mean_of(rows, metric, select),
+            CheckSpec::Mean {
+                metric,
+                select,
+                statistic,
+                ..
+            } => statistic_of(rows, metric, select, *statistic),
             CheckSpec::LoglogSlope {
                 metric,
                 x,
@@ -164,9 +211,10 @@ impl CheckSpec {
                 metric,
                 numerator,
                 denominator,
+                statistic,
                 ..
-            } => mean_of(rows, metric, numerator)
-                .and_then(|n| mean_of(rows, metric, denominator).map(|d| n / d)),
+            } => statistic_of(rows, metric, numerator, *statistic)
+                .and_then(|n| statistic_of(rows, metric, denominator, *statistic).map(|d| n / d)),
         };
         let (value, passed, detail) = match value {
             Ok(v) => {
@@ -205,12 +253,17 @@ pub(crate) fn values_of(rows: &[Row], metric: &str, select: &toml::Table) -> Vec
         .collect()
 }
 
-fn mean_of(rows: &[Row], metric: &str, select: &toml::Table) -> Result<f64, String> {
+fn statistic_of(
+    rows: &[Row],
+    metric: &str,
+    select: &toml::Table,
+    statistic: Statistic,
+) -> Result<f64, String> {
     let values = values_of(rows, metric, select);
     if values.is_empty() {
         return Err(format!("no rows with `{metric}` match {select}"));
     }
-    Ok(values.iter().sum::<f64>() / values.len() as f64)
+    Ok(statistic.of(&values))
 }
 
 fn loglog_slope(

@@ -137,7 +137,7 @@ fn run_one(
     println!("results   {}", common.shown(&outcome.paths.table));
     let (_, rows) = store::load_complete(&outcome.paths)?;
     if plot {
-        if let Some(spec) = &resolved.config.plot {
+        for spec in &resolved.config.plot {
             for path in crate::plot::render(
                 spec,
                 &figure_title(resolved),
@@ -256,15 +256,19 @@ pub fn plot(common: &Common, configs: &[PathBuf]) -> Result<bool> {
     let mut rendered = 0;
     for r in &resolved {
         let name = &r.config.experiment.name;
-        let Some(spec) = &r.config.plot else { continue };
+        if r.config.plot.is_empty() {
+            continue;
+        }
         for run in store::list_runs(&common.root, name) {
             let paths = RunPaths::new(&common.root, name, &run);
             match store::load_complete(&paths) {
                 Ok((_, rows)) => {
                     let title = format!("{} ({run})", r.config.experiment.figure);
-                    for path in crate::plot::render(spec, &title, &rows, &paths.figure_stem)? {
-                        println!("figure    {}", common.shown(&path));
-                        rendered += 1;
+                    for spec in &r.config.plot {
+                        for path in crate::plot::render(spec, &title, &rows, &paths.figure_stem)? {
+                            println!("figure    {}", common.shown(&path));
+                            rendered += 1;
+                        }
                     }
                 }
                 Err(e) => {

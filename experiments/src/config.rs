@@ -61,6 +61,19 @@ pub enum DataSpec {
         name: String,
         max_rows: Option<usize>,
     },
+    /// A regression sample from a zero-mean Gaussian process with the Laplace kernel
+    /// `exp(−lifetime·‖x − x'‖₁)` at points uniform on `[0, 1]^dim`, plus N(0, noise_sd²) noise
+    /// (The Mondrian Kernel, Fig. 7: spec §2.2). Rows are split in order: train, validation,
+    /// test. Drawn from the run's data seed.
+    LaplaceGp {
+        n_train: usize,
+        #[serde(default)]
+        n_validation: usize,
+        n_test: usize,
+        dim: usize,
+        lifetime: f64,
+        noise_sd: f64,
+    },
 }
 
 fn one() -> f64 {
@@ -84,6 +97,42 @@ impl DataSpec {
                 }
                 Ok(())
             }
+            DataSpec::LaplaceGp {
+                n_train,
+                n_validation,
+                n_test,
+                dim,
+                lifetime,
+                noise_sd,
+            } => {
+                if *n_train < 2 || *n_test < 1 {
+                    return Err(format!(
+                        "data.n_train = {n_train}, data.n_test = {n_test}: need at least 2 training and 1 test point"
+                    ));
+                }
+                let total = n_train
+                    .saturating_add(*n_validation)
+                    .saturating_add(*n_test);
+                if total > 20_000 {
+                    return Err(format!(
+                        "data: {total} points in all; the GP draw factorises a dense n x n kernel matrix, so at most 20000"
+                    ));
+                }
+                if *dim == 0 {
+                    return Err("data.dim = 0: need at least one dimension".into());
+                }
+                if !(lifetime.is_finite() && *lifetime > 0.0) {
+                    return Err(format!(
+                        "data.lifetime = {lifetime}: expected a finite number > 0"
+                    ));
+                }
+                if !(noise_sd.is_finite() && *noise_sd >= 0.0) {
+                    return Err(format!(
+                        "data.noise_sd = {noise_sd}: expected a finite number >= 0"
+                    ));
+                }
+                Ok(())
+            }
             DataSpec::Dataset {
                 max_rows: Some(0), ..
             } => Err("data.max_rows = 0: need at least one row".into()),
@@ -94,6 +143,32 @@ impl DataSpec {
                 .map_err(|e| format!("data.name: {e}")),
         }
     }
+}
+
+/// `[plot]` (one table) or `[[plot]]` (an array of tables), each validated on its own so that
+/// an error names the field at fault.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PlotSpec>, D::Error> {
+    use serde::de::Error;
+    let value = toml::Value::deserialize(d)?;
+    let items = match value {
+        toml::Value::Array(items) => items,
+        table @ toml::Value::Table(_) => vec![table],
+        other => {
+            return Err(D::Error::custom(format!(
+                "plot must be a table or an array of tables, not {}",
+                other.type_str()
+            )))
+        }
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.try_into().map_err(|e: toml::de::Error| {
+                D::Error::custom(format!("plot #{}: {}", i + 1, e.message()))
+            })
+        })
+        .collect()
 }
 
 /// A config as written (after profile and overrides), with the parameter grid still raw.
@@ -112,7 +187,13 @@ pub struct Config {
     /// Named overrides, e.g. `[profile.quick]` for `repro check`.
     #[serde(default)]
     pub profile: BTreeMap<String, toml::Table>,
-    pub plot: Option<PlotSpec>,
+    /// Figures: `[plot]` for one, `[[plot]]` for several (each with its own `name`).
+    #[serde(
+        default,
+        deserialize_with = "one_or_many",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub plot: Vec<PlotSpec>,
     /// Scientific checks evaluated on the stored results.
     #[serde(default)]
     pub check: Vec<CheckSpec>,
@@ -337,8 +418,17 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
         canonical.push(value);
     }
     let columns = crate::cell::all_columns(kind, &canonical);
-    if let Some(plot) = &config.plot {
-        plot.validate(&columns)?;
+    let mut names = std::collections::BTreeSet::new();
+    for (i, plot) in config.plot.iter().enumerate() {
+        plot.validate(&columns)
+            .map_err(|m| format!("plot #{}: {m}", i + 1))?;
+        if !names.insert(plot.name.clone()) {
+            return Err(format!(
+                "plot #{}: two plots named {:?}; give each [[plot]] its own name",
+                i + 1,
+                plot.name.as_deref().unwrap_or("(none)")
+            ));
+        }
     }
     for (i, reference) in config.reference.iter().enumerate() {
         reference

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{bail, Result};
-use ndarray::Array2;
+use anyhow::{bail, Context, Result};
+use ndarray::{s, Array1, Array2};
 
 use crate::cell::data_seeds;
 use crate::config::DataSpec;
@@ -15,8 +15,33 @@ use crate::config::DataSpec;
 pub enum Data {
     /// Points (synthetic), one per row.
     Points(Array2<f64>),
-    /// A regression train/test split.
-    Regression(datasets::RegressionSplit),
+    /// A regression split: train, optional validation, test.
+    Regression(Box<RegressionSets>),
+}
+
+/// Inputs (one per row) and their targets.
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    pub x: Array2<f64>,
+    pub y: Array1<f64>,
+}
+
+impl Labelled {
+    fn rows(&self, range: std::ops::Range<usize>) -> Labelled {
+        Labelled {
+            x: self.x.slice(s![range.clone(), ..]).to_owned(),
+            y: self.y.slice(s![range]).to_owned(),
+        }
+    }
+}
+
+/// The sets of a regression experiment.
+#[derive(Debug, Clone)]
+pub struct RegressionSets {
+    pub train: Labelled,
+    /// A validation set (model selection), when the data define one.
+    pub validation: Option<Labelled>,
+    pub test: Labelled,
 }
 
 /// The data of a run, with the digests of every file read.
@@ -25,6 +50,9 @@ pub struct LoadedData {
     pub data: Data,
     /// sha256 by dataset, then by file path (empty for synthetic data).
     pub digests: BTreeMap<String, BTreeMap<String, String>>,
+    /// What generating the data had to do beyond the spec (recorded in the manifest), e.g. a
+    /// jitter added to a kernel matrix.
+    pub notes: Vec<String>,
 }
 
 impl LoadedData {
@@ -32,12 +60,12 @@ impl LoadedData {
     pub fn points(&self) -> Result<&Array2<f64>> {
         match &self.data {
             Data::Points(x) => Ok(x),
-            Data::Regression(split) => Ok(&split.x_train),
+            Data::Regression(sets) => Ok(&sets.train.x),
         }
     }
 
-    /// The regression split of a dataset.
-    pub fn regression(&self) -> Result<&datasets::RegressionSplit> {
+    /// The regression sets.
+    pub fn regression(&self) -> Result<&RegressionSets> {
         match &self.data {
             Data::Regression(s) => Ok(s),
             Data::Points(_) => bail!("this experiment needs a regression dataset"),
@@ -64,7 +92,7 @@ impl std::fmt::Display for DataProblem {
 /// how to get it.
 pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), DataProblem> {
     match spec {
-        DataSpec::UniformBox { .. } => Ok(()),
+        DataSpec::UniformBox { .. } | DataSpec::LaplaceGp { .. } => Ok(()),
         DataSpec::Dataset { name, .. } => datasets::DataDirs::from_root(root)
             .locate_name(name)
             .map(|_| ())
@@ -84,6 +112,40 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64) -> Result<LoadedData> 
             Ok(LoadedData {
                 data: Data::Points(x),
                 digests: BTreeMap::new(),
+                notes: Vec::new(),
+            })
+        }
+        DataSpec::LaplaceGp {
+            n_train,
+            n_validation,
+            n_test,
+            dim,
+            lifetime,
+            noise_sd,
+        } => {
+            let mut rng = data_seeds(base_seed, spec).rng("data");
+            let n = n_train + n_validation + n_test;
+            let x = datasets::uniform_box(n, *dim, 0.0, 1.0, &mut rng)?;
+            let gram = kernel_core::kernel::laplace_gram(x.view(), x.view(), *lifetime)?;
+            let sample = kernel_core::gp::sample_gp(&gram, *noise_sd, &mut rng)
+                .context("cannot draw the Gaussian-process targets")?;
+            let mut notes = Vec::new();
+            if sample.jitter > 0.0 {
+                notes.push(format!(
+                    "laplace_gp: the kernel matrix was numerically not positive definite; added {:e} to its diagonal",
+                    sample.jitter
+                ));
+            }
+            let all = Labelled { x, y: sample.y };
+            let (a, b) = (*n_train, n_train + n_validation);
+            Ok(LoadedData {
+                data: Data::Regression(Box::new(RegressionSets {
+                    train: all.rows(0..a),
+                    validation: (*n_validation > 0).then(|| all.rows(a..b)),
+                    test: all.rows(b..n),
+                })),
+                digests: BTreeMap::new(),
+                notes,
             })
         }
         DataSpec::Dataset { name, max_rows } => {
@@ -101,16 +163,24 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64) -> Result<LoadedData> 
                 .collect();
             let data = match name.as_str() {
                 "cpu_rr" => {
-                    let mut split = datasets::cpu_rr(&dirs)?;
-                    if let Some(n) = *max_rows {
-                        let n_train = n.min(split.x_train.nrows());
-                        let n_test = n.min(split.x_test.nrows());
-                        split.x_train = split.x_train.slice(ndarray::s![..n_train, ..]).to_owned();
-                        split.y_train = split.y_train.slice(ndarray::s![..n_train]).to_owned();
-                        split.x_test = split.x_test.slice(ndarray::s![..n_test, ..]).to_owned();
-                        split.y_test = split.y_test.slice(ndarray::s![..n_test]).to_owned();
-                    }
-                    Data::Regression(split)
+                    let split = datasets::cpu_rr(&dirs)?;
+                    let train = Labelled {
+                        x: split.x_train,
+                        y: split.y_train,
+                    };
+                    let test = Labelled {
+                        x: split.x_test,
+                        y: split.y_test,
+                    };
+                    let cap = |set: Labelled| match *max_rows {
+                        Some(n) if n < set.y.len() => set.rows(0..n),
+                        _ => set,
+                    };
+                    Data::Regression(Box::new(RegressionSets {
+                        train: cap(train),
+                        validation: None,
+                        test: cap(test),
+                    }))
                 }
                 other => {
                     bail!("dataset {other} is registered but no experiment loader reads it yet")
@@ -119,6 +189,7 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64) -> Result<LoadedData> 
             Ok(LoadedData {
                 data,
                 digests: BTreeMap::from([(name.clone(), digests)]),
+                notes: Vec::new(),
             })
         }
     }

@@ -1,8 +1,13 @@
 //! Figures rendered from stored result tables only (never by rerunning), as PNG and SVG.
 //!
-//! The `[plot]` section of a config says which columns to draw, how to group rows into series
-//! and how each series looks; every (series, x) point shows the mean over repetitions with an
-//! error bar of ± one standard deviation (ddof 0, as the authors' scripts).
+//! A config's `[plot]` (or several `[[plot]]`, one figure each) says which rows and columns to
+//! draw, how to group rows into series and how each series looks. Kinds:
+//! * `lines` (default): every (series, x) point shows the mean over repetitions with an error
+//!   bar of ± one standard deviation (ddof 0, as the authors' scripts), or a line, a step line
+//!   or a horizontal level;
+//! * `histogram`: densities of the `x` column per series over fixed bins (translucent bars);
+//! * `pairs`: a scatter of the `y` column of two series against each other, rows paired by a
+//!   key column (e.g. the weight of one leaf in two models), with the diagonal y = x.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,22 +51,61 @@ pub struct SeriesStyle {
     /// Draw the series as a line through its means (no markers, no error bars).
     #[serde(default)]
     pub line: bool,
+    /// Draw the series as a post-step line (the value holds until the next x), as matplotlib's
+    /// `drawstyle = "steps-post"`: right for curves that change at events.
+    #[serde(default)]
+    pub step: bool,
+}
+
+/// What a figure shows.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PlotKind {
+    #[default]
+    Lines,
+    Histogram,
+    Pairs,
+}
+
+/// A vertical marker line, e.g. the true lifetime λ0 of a synthetic experiment.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct XMark {
+    pub value: f64,
+    pub label: String,
 }
 
 fn default_marker() -> Marker {
     Marker::Circle
 }
 
-/// The `[plot]` section of a config.
+/// One `[plot]` (or `[[plot]]`) section of a config: one figure.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
-    /// Column on the x axis.
+    /// Suffix of the figure file: `figures/<experiment>/<run>-<name>.png`; without a name the
+    /// figure is `<run>.png` (at most one unnamed plot per config).
+    pub name: Option<String>,
+    #[serde(default)]
+    pub kind: PlotKind,
+    /// Only rows whose columns equal these values are drawn, e.g. `{ point = "sweep" }`.
+    #[serde(default)]
+    pub filter: toml::Table,
+    /// Column on the x axis (`histogram`: the values binned).
     pub x: String,
-    /// Column on the y axis (mean ± sd over the rows of each (series, x)).
+    /// Column on the y axis (`lines`: mean ± sd over the rows of each (series, x); `pairs`:
+    /// the value paired; unused by `histogram`).
+    #[serde(default)]
     pub y: String,
     /// Column whose values name the series.
     pub series: String,
+    /// `histogram`: `[low, high, count]`, `count` equal bins from low to high (as numpy's
+    /// `linspace(low, high, count)` edges: count - 1 bins).
+    pub bins: Option<[f64; 3]>,
+    /// `pairs`: the column that identifies a pair (e.g. `leaf`).
+    pub pair_by: Option<String>,
+    /// `pairs`: the series on the x and y axes.
+    pub pair: Option<[String; 2]>,
     pub x_label: String,
     pub y_label: String,
     pub title: Option<String>,
@@ -75,6 +119,9 @@ pub struct PlotSpec {
     /// Figure size in inches, as in the paper (rendered at 160 pixels per inch).
     #[serde(default = "default_size")]
     pub size_inches: [f64; 2],
+    /// Dotted vertical lines with a legend entry.
+    #[serde(default)]
+    pub x_marks: Vec<XMark>,
     #[serde(default)]
     pub styles: Vec<SeriesStyle>,
 }
@@ -96,7 +143,38 @@ const PALETTE: [[u8; 3]; 6] = [
 impl PlotSpec {
     /// Checks the spec against the columns the run will produce.
     pub fn validate(&self, columns: &[String]) -> Result<(), String> {
-        for c in [&self.x, &self.y, &self.series] {
+        let mut used = vec![&self.x, &self.series];
+        used.extend(self.filter.keys());
+        match self.kind {
+            PlotKind::Lines => used.push(&self.y),
+            PlotKind::Histogram => match self.bins {
+                Some([lo, hi, n]) if lo < hi && (2.0..=10_000.0).contains(&n) && n.fract() == 0.0 => {}
+                _ => {
+                    return Err(
+                        "a histogram needs bins = [low, high, count] with low < high and an integer count in 2..=10000".into(),
+                    )
+                }
+            },
+            PlotKind::Pairs => {
+                let (Some(key), Some(_)) = (&self.pair_by, &self.pair) else {
+                    return Err("a pairs plot needs pair_by (a column) and pair = [x series, y series]".into());
+                };
+                used.push(key);
+                used.push(&self.y);
+            }
+        }
+        if let Some(name) = &self.name {
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(format!(
+                    "plot.name = {name:?}: use letters, digits, '-' and '_' (it names a file)"
+                ));
+            }
+        }
+        for c in used {
             if !columns.iter().any(|k| k == c) {
                 return Err(format!(
                     "plot refers to unknown column `{c}`; columns: {}",
@@ -127,33 +205,36 @@ impl PlotSpec {
     }
 }
 
-/// One series' aggregated points: (x, mean, sd).
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Look {
+    /// Markers with ± sd error bars.
+    Markers(Marker),
+    Line,
+    Step,
+    HLine,
+    /// Histogram bars: points are (left, right, density).
+    Bars,
+    /// Small dots without error bars (pairs).
+    Dots,
+}
+
+/// One series' drawable points: (x, mean, sd), or (left, right, height) for bars.
 struct Series {
     label: String,
     color: RGBColor,
-    marker: Marker,
-    hline: bool,
-    line: bool,
+    look: Look,
     points: Vec<(f64, f64, f64)>,
 }
 
-fn aggregate(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
-    let mut groups: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
-    for r in rows {
-        let (Some(s), Some(y)) = (r.get(&spec.series), r.get(&spec.y).and_then(|v| v.as_f64()))
-        else {
-            continue;
-        };
-        // Rows without x (an x-independent level) are kept for horizontal-line series.
-        let x = r.get(&spec.x).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-        groups
-            .entry(s.to_string())
-            .or_default()
-            .entry(x.to_bits())
-            .or_insert((x, Vec::new()))
-            .1
-            .push(y);
-    }
+/// The series of a figure from the rows that pass its filter.
+fn build_series(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
+    let rows: Vec<&Row> = crate::check::selected(rows, &spec.filter).collect();
+    let groups = match spec.kind {
+        PlotKind::Lines => line_groups(spec, &rows),
+        PlotKind::Histogram => histogram_groups(spec, &rows),
+        PlotKind::Pairs => pair_groups(spec, &rows),
+    };
     let mut order: Vec<String> = spec
         .styles
         .iter()
@@ -173,26 +254,130 @@ fn aggregate(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
         .map(|(i, value)| {
             let style = spec.styles.iter().find(|s| s.value == value);
             let [r, g, b] = style.map_or(PALETTE[i % PALETTE.len()], |s| s.color);
-            let mut points: Vec<(f64, f64, f64)> = groups[&value]
-                .values()
+            let look = match (spec.kind, style) {
+                (PlotKind::Histogram, _) => Look::Bars,
+                (PlotKind::Pairs, _) => Look::Dots,
+                (_, Some(s)) if s.hline => Look::HLine,
+                (_, Some(s)) if s.step => Look::Step,
+                (_, Some(s)) if s.line => Look::Line,
+                (_, s) => Look::Markers(s.map_or(Marker::Circle, |s| s.marker)),
+            };
+            Series {
+                label: style.map_or(value.clone(), |s| s.label.clone()),
+                color: RGBColor(r, g, b),
+                look,
+                points: groups[&value].clone(),
+            }
+        })
+        .collect()
+}
+
+/// `lines`: mean and sd (ddof 0) of y per (series, x), sorted by x.
+fn line_groups(spec: &PlotSpec, rows: &[&Row]) -> BTreeMap<String, Vec<(f64, f64, f64)>> {
+    let mut groups: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
+    for r in rows {
+        let (Some(s), Some(y)) = (r.get(&spec.series), r.get(&spec.y).and_then(|v| v.as_f64()))
+        else {
+            continue;
+        };
+        // Rows without x (an x-independent level) are kept for horizontal-line series.
+        let x = r.get(&spec.x).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        groups
+            .entry(s.to_string())
+            .or_default()
+            .entry(x.to_bits())
+            .or_insert((x, Vec::new()))
+            .1
+            .push(y);
+    }
+    groups
+        .into_iter()
+        .map(|(name, by_x)| {
+            let mut points: Vec<(f64, f64, f64)> = by_x
+                .into_values()
                 .map(|(x, ys)| {
                     let n = ys.len() as f64;
                     let mean = ys.iter().sum::<f64>() / n;
                     let sd = (ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / n).sqrt();
-                    (*x, mean, sd)
+                    (x, mean, sd)
                 })
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series {
-                label: style.map_or(value.clone(), |s| s.label.clone()),
-                color: RGBColor(r, g, b),
-                marker: style.map_or(Marker::Circle, |s| s.marker),
-                hline: style.is_some_and(|s| s.hline),
-                line: style.is_some_and(|s| s.line),
-                points,
-            }
+            (name, points)
         })
         .collect()
+}
+
+/// `histogram`: per series, the density of x over the bins (numpy `density = True`: counts
+/// over (values in range × bin width); the last bin includes its right edge).
+fn histogram_groups(spec: &PlotSpec, rows: &[&Row]) -> BTreeMap<String, Vec<(f64, f64, f64)>> {
+    let [lo, hi, count] = spec.bins.unwrap_or([0.0, 1.0, 2.0]);
+    let n_bins = (count as usize).saturating_sub(1).max(1);
+    let width = (hi - lo) / n_bins as f64;
+    let mut counts: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in rows {
+        let (Some(s), Some(x)) = (r.get(&spec.series), r.get(&spec.x).and_then(|v| v.as_f64()))
+        else {
+            continue;
+        };
+        let bins = counts
+            .entry(s.to_string())
+            .or_insert_with(|| vec![0.0; n_bins]);
+        if x >= lo && x <= hi {
+            let k = (((x - lo) / width) as usize).min(n_bins - 1);
+            bins[k] += 1.0;
+        }
+    }
+    counts
+        .into_iter()
+        .map(|(name, bins)| {
+            let total: f64 = bins.iter().sum::<f64>().max(1.0);
+            let points = bins
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let left = lo + k as f64 * width;
+                    (left, left + width, c / (total * width))
+                })
+                .collect();
+            (name, points)
+        })
+        .collect()
+}
+
+/// `pairs`: one point (value in series `pair[0]`, value in series `pair[1]`) per key present in
+/// both; keys are (repetition, `pair_by`), so repetitions never pair with each other.
+fn pair_groups(spec: &PlotSpec, rows: &[&Row]) -> BTreeMap<String, Vec<(f64, f64, f64)>> {
+    let (Some(key), Some([sx, sy])) = (&spec.pair_by, &spec.pair) else {
+        return BTreeMap::new();
+    };
+    let mut values: BTreeMap<(String, String), [Option<f64>; 2]> = BTreeMap::new();
+    for r in rows {
+        let (Some(s), Some(k), Some(v)) = (
+            r.get(&spec.series).map(|v| v.to_string()),
+            r.get(key).map(|v| v.to_string()),
+            r.get(&spec.y).and_then(|v| v.as_f64()),
+        ) else {
+            continue;
+        };
+        let rep = r.get("rep").map(|v| v.to_string()).unwrap_or_default();
+        let slot = if &s == sx {
+            0
+        } else if &s == sy {
+            1
+        } else {
+            continue;
+        };
+        values.entry((rep, k)).or_default()[slot] = Some(v);
+    }
+    let points: Vec<(f64, f64, f64)> = values
+        .into_values()
+        .filter_map(|[x, y]| Some((x?, y?, 0.0)))
+        .collect();
+    if points.is_empty() {
+        return BTreeMap::new();
+    }
+    BTreeMap::from([(sy.clone(), points)])
 }
 
 fn register_fonts() {
@@ -207,18 +392,53 @@ fn register_fonts() {
     });
 }
 
-/// Renders `rows` to `<stem>.png` and `<stem>.svg`; returns both paths.
-pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result<Vec<PathBuf>> {
+impl PlotSpec {
+    /// The figure's file stem, from the run's stem `figures/<experiment>/<run>`.
+    pub fn stem(&self, run_stem: &Path) -> PathBuf {
+        match &self.name {
+            None => run_stem.to_path_buf(),
+            Some(name) => {
+                let run = run_stem
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                run_stem.with_file_name(format!("{run}-{name}"))
+            }
+        }
+    }
+}
+
+/// Renders `rows` to `<stem>.png` and `<stem>.svg` (`stem` from [`PlotSpec::stem`] of the
+/// run's stem); returns both paths.
+pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Result<Vec<PathBuf>> {
     register_fonts();
-    let series = aggregate(spec, rows);
+    let stem = &spec.stem(run_stem);
+    if crate::check::selected(rows, &spec.filter).next().is_none() {
+        // E.g. a figure of a grid point that this profile does not run.
+        eprintln!(
+            "note: figure {} skipped: no rows match its filter {}",
+            stem.file_name().unwrap_or_default().to_string_lossy(),
+            spec.filter
+                .to_string()
+                .replace('\n', ", ")
+                .trim_end_matches(", ")
+        );
+        return Ok(Vec::new());
+    }
+    let series = build_series(spec, rows);
     if series
         .iter()
-        .all(|s| s.hline || s.points.iter().all(|p| !p.0.is_finite()))
+        .all(|s| s.look == Look::HLine || s.points.iter().all(|p| !p.0.is_finite()))
     {
         return Err(anyhow!(
-            "no rows with numeric `{}` and `{}` to plot",
+            "no rows with numeric `{}`{} to plot (filter {})",
             spec.x,
-            spec.y
+            if spec.kind == PlotKind::Histogram {
+                String::new()
+            } else {
+                format!(" and `{}`", spec.y)
+            },
+            spec.filter
         ));
     }
     let range = |values: Vec<f64>, given: Option<[f64; 2]>, log: bool| -> (f64, f64) {
@@ -240,11 +460,27 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], stem: &Path) -> Result
     };
     let xs = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| match s.look {
+            Look::Bars => vec![],
+            _ => s.points.iter().map(|p| p.0).collect(),
+        })
+        .chain(
+            series
+                .iter()
+                .filter(|s| s.look == Look::Bars)
+                .flat_map(|s| s.points.iter().flat_map(|p| [p.0, p.1]).collect::<Vec<_>>()),
+        )
         .collect();
     let ys = series
         .iter()
-        .flat_map(|s| s.points.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2]))
+        .flat_map(|s| match s.look {
+            Look::Bars => s.points.iter().flat_map(|p| [0.0, p.2]).collect::<Vec<_>>(),
+            _ => s
+                .points
+                .iter()
+                .flat_map(|p| [p.1 - p.2, p.1 + p.2])
+                .collect(),
+        })
         .collect();
     let (x0, x1) = range(xs, spec.x_range, spec.log_x);
     let (y0, y1) = range(ys, spec.y_range, spec.log_y);
@@ -381,76 +617,137 @@ where
         .map_err(plot_err)?;
     let (x_lo, x_hi) = series
         .iter()
-        .filter(|s| !s.hline)
+        .filter(|s| s.look != Look::HLine)
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .filter(|x| x.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(x), b.max(x))
         });
-    for s in series.iter().filter(|s| s.hline && !s.points.is_empty()) {
-        let color = s.color;
-        let level = s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64;
+    let gray = RGBColor(90, 90, 90);
+    for mark in &spec.x_marks {
         chart
-            .draw_series(LineSeries::new(
-                [(x_lo, level), (x_hi, level)],
-                color.stroke_width(2),
+            .draw_series(DashedLineSeries::new(
+                [(mark.value, y0), (mark.value, y1)],
+                3,
+                4,
+                gray.stroke_width(1),
             ))
             .map_err(plot_err)?
-            .label(s.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
-            });
+            .label(mark.label.as_str())
+            .legend(move |(x, y)| PathElement::new([(x - 8, y), (x + 8, y)], gray.stroke_width(1)));
     }
-    for s in series.iter().filter(|s| !s.hline) {
-        let color = s.color;
-        let visible: Vec<(f64, f64, f64)> = s
-            .points
-            .iter()
-            .copied()
-            .filter(|p| p.0.is_finite() && p.1 >= y0 && p.1 <= y1)
-            .collect();
-        if s.line {
+    if spec.kind == PlotKind::Pairs {
+        // The diagonal y = x over the visible range.
+        let (lo, hi) = (x_lo.max(y0), x_hi.min(y1));
+        if lo < hi {
             chart
-                .draw_series(LineSeries::new(
-                    visible.iter().map(|&(x, m, _)| (x, m)),
-                    color.stroke_width(2),
+                .draw_series(DashedLineSeries::new(
+                    [(lo, lo), (hi, hi)],
+                    6,
+                    4,
+                    gray.stroke_width(1),
                 ))
-                .map_err(plot_err)?
-                .label(s.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
-                });
-            continue;
+                .map_err(plot_err)?;
         }
-        chart
-            .draw_series(visible.iter().map(|&(x, m, sd)| {
-                ErrorBar::new_vertical(
-                    x,
-                    (m - sd).max(y0),
-                    m,
-                    (m + sd).min(y1),
-                    color.stroke_width(1),
-                    5,
-                )
-            }))
-            .map_err(plot_err)?;
-        let outline = marker_outline(s.marker);
-        let legend_outline = outline.clone();
-        chart
-            .draw_series(visible.iter().map(|&(x, m, _)| {
-                EmptyElement::at((x, m)) + Polygon::new(outline.clone(), color.filled())
-            }))
-            .map_err(plot_err)?
-            .label(s.label.as_str())
-            .legend(move |(x, y)| {
-                Polygon::new(
-                    legend_outline
-                        .iter()
-                        .map(|(dx, dy)| (x + dx, y + dy))
-                        .collect::<Vec<_>>(),
-                    color.filled(),
-                )
-            });
+    }
+    for s in series {
+        let color = s.color;
+        let line_legend = move |(x, y): (i32, i32)| {
+            PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
+        };
+        match s.look {
+            Look::HLine => {
+                if s.points.is_empty() {
+                    continue;
+                }
+                let level = s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64;
+                chart
+                    .draw_series(LineSeries::new(
+                        [(x_lo, level), (x_hi, level)],
+                        color.stroke_width(2),
+                    ))
+                    .map_err(plot_err)?
+                    .label(s.label.as_str())
+                    .legend(line_legend);
+            }
+            Look::Line | Look::Step => {
+                let visible: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .map(|p| (p.0, p.1.clamp(y0, y1)))
+                    .collect();
+                let path: Vec<(f64, f64)> = if s.look == Look::Step {
+                    visible
+                        .windows(2)
+                        .flat_map(|w| [w[0], (w[1].0, w[0].1)])
+                        .chain(visible.last().copied())
+                        .collect()
+                } else {
+                    visible
+                };
+                chart
+                    .draw_series(LineSeries::new(path, color.stroke_width(2)))
+                    .map_err(plot_err)?
+                    .label(s.label.as_str())
+                    .legend(line_legend);
+            }
+            Look::Bars => {
+                let fill = color.mix(0.5).filled();
+                chart
+                    .draw_series(
+                        s.points.iter().filter(|p| p.2 > 0.0).map(|&(l, r, h)| {
+                            Rectangle::new([(l, y0.max(0.0)), (r, h.min(y1))], fill)
+                        }),
+                    )
+                    .map_err(plot_err)?
+                    .label(s.label.as_str())
+                    .legend(move |(x, y)| Rectangle::new([(x - 8, y - 5), (x + 8, y + 5)], fill));
+            }
+            Look::Dots | Look::Markers(_) => {
+                let visible: Vec<(f64, f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|p| p.0.is_finite() && p.1 >= y0 && p.1 <= y1)
+                    .collect();
+                let marker = match s.look {
+                    Look::Markers(m) => m,
+                    _ => Marker::Dot,
+                };
+                if s.look != Look::Dots {
+                    chart
+                        .draw_series(visible.iter().filter(|p| p.2 > 0.0).map(|&(x, m, sd)| {
+                            ErrorBar::new_vertical(
+                                x,
+                                (m - sd).max(y0),
+                                m,
+                                (m + sd).min(y1),
+                                color.stroke_width(1),
+                                5,
+                            )
+                        }))
+                        .map_err(plot_err)?;
+                }
+                let outline = marker_outline(marker);
+                let legend_outline = outline.clone();
+                chart
+                    .draw_series(visible.iter().map(|&(x, m, _)| {
+                        EmptyElement::at((x, m)) + Polygon::new(outline.clone(), color.filled())
+                    }))
+                    .map_err(plot_err)?
+                    .label(s.label.as_str())
+                    .legend(move |(x, y)| {
+                        Polygon::new(
+                            legend_outline
+                                .iter()
+                                .map(|(dx, dy)| (x + dx, y + dy))
+                                .collect::<Vec<_>>(),
+                            color.filled(),
+                        )
+                    });
+            }
+        }
     }
     chart
         .configure_series_labels()

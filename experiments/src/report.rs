@@ -116,10 +116,16 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
                 manifest.wall_seconds.unwrap_or(0.0),
                 manifest.threads
             );
-            let png = paths.figure_stem.with_extension("png");
-            if png.exists() {
-                let rel = png.strip_prefix(root).unwrap_or(&png);
-                let _ = writeln!(out, "![{}](../{})\n", e.figure, rel.display());
+            for spec in &r.config.plot {
+                let png = spec.stem(&paths.figure_stem).with_extension("png");
+                if png.exists() {
+                    let rel = png.strip_prefix(root).unwrap_or(&png);
+                    let caption = match &spec.name {
+                        Some(name) => format!("{} ({name})", e.figure),
+                        None => e.figure.clone(),
+                    };
+                    let _ = writeln!(out, "![{caption}](../{})\n", rel.display());
+                }
             }
             if !r.config.reference.is_empty() {
                 out.push_str("| quantity | published / reference | reproduced (mean ± sd, n) | difference |\n|---|---|---|---|\n");

@@ -152,6 +152,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         resolved_config: resolved.resolved_toml.clone(),
         provenance: crate::provenance::Provenance::collect(root),
         datasets: data.digests.clone(),
+        data_notes: data.notes.clone(),
         threads,
         started: crate::provenance::now(),
         finished: None,

@@ -181,6 +181,9 @@ pub struct Manifest {
     pub provenance: crate::provenance::Provenance,
     /// sha256 of every dataset file read, by dataset then file.
     pub datasets: BTreeMap<String, BTreeMap<String, String>>,
+    /// What generating the data had to do beyond its spec (e.g. a jitter), if anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data_notes: Vec<String>,
     pub threads: usize,
     pub started: String,
     pub finished: Option<String>,

@@ -45,9 +45,11 @@ impl Value {
         }
     }
 
-    /// Whether this value equals a TOML selector value (numbers compare numerically).
+    /// Whether this value equals a TOML selector value (numbers compare numerically); an array
+    /// selector matches any of its items.
     pub fn matches(&self, selector: &toml::Value) -> bool {
         match (self, selector) {
+            (v, toml::Value::Array(items)) => items.iter().any(|i| v.matches(i)),
             (Value::Str(s), toml::Value::String(t)) => s == t,
             (v, toml::Value::Integer(i)) => v.as_f64() == Some(*i as f64),
             (v, toml::Value::Float(f)) => v.as_f64() == Some(*f),

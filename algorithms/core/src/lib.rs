@@ -8,12 +8,14 @@
 //!   (The Mondrian Kernel, Fig. 5);
 //! * [`ridge`]: ridge regression by Cholesky (dense features, nested prefixes, kernel ridge);
 //! * [`cg`]: preconditioned conjugate gradient for matrix-free SPD systems;
+//! * [`gp`]: draws of a Gaussian process with a given kernel matrix (synthetic regression data);
 //! * [`metrics`]: error measures used by the papers.
 //!
 //! The crate depends on no harness code: every item is usable on its own.
 
 pub mod approximation;
 pub mod cg;
+pub mod gp;
 pub mod kernel;
 pub mod metrics;
 pub mod one_hot;

@@ -95,6 +95,9 @@ impl KernelRidgeSweep {
             self.rel_tol,
             self.max_iter,
         );
+        // Leaves without training points may hold a weight inherited from their parent: zero
+        // every weight, then store the solution of the active ones.
+        self.weights.fill(0.0);
         for (a, &g) in global_of.iter().enumerate() {
             self.weights[g as usize] = v[a];
         }
@@ -117,8 +120,8 @@ impl KernelRidgeSweep {
         }
     }
 
-    /// `w = √M v` of the given global columns (the paper's parametrisation: prediction
-    /// `ȳ + Σ_m w_ℓm / √M`).
+    /// `w = √M v` of the given global columns after the last [`Self::fit`] (the paper's
+    /// parametrisation: prediction `ȳ + Σ_m w_ℓm / √M`); 0 for leaves without training points.
     pub fn paper_weights(&self, columns: &[u32], n_mondrians: usize) -> Vec<f64> {
         let s = (n_mondrians as f64).sqrt();
         columns

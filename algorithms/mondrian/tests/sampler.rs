@@ -388,6 +388,34 @@ fn sweep_ridge_by_cg_equals_dense_cholesky_and_a_direct_fit() {
                 "lifetime {lifetime}: {a} vs {b}"
             );
         }
+        // The paper's weights w = √M v of every current leaf; 0 where no training point falls
+        // (including leaves that inherited a weight from a parent with training points).
+        let mut leaves: Vec<u32> = (0..x.nrows())
+            .flat_map(|i| features.row(i).to_vec())
+            .collect();
+        leaves.sort_unstable();
+        leaves.dedup();
+        let weights = ridge.paper_weights(&leaves, m);
+        let mut empty = 0;
+        for (&c, &w) in leaves.iter().zip(&weights) {
+            match compact.original_columns().iter().position(|&g| g == c) {
+                Some(a) => assert!(
+                    (w - (m as f64).sqrt() * v[a]).abs() <= 1e-6 * w.abs().max(1.0),
+                    "leaf {c}: {w} vs {}",
+                    (m as f64).sqrt() * v[a]
+                ),
+                None => {
+                    assert_eq!(w, 0.0, "leaf {c} without training points");
+                    empty += 1;
+                }
+            }
+        }
+        if lifetime == 12.0 {
+            assert!(
+                empty > 0,
+                "the test should cover leaves without training points"
+            );
+        }
     }
 }
 
@@ -431,5 +459,22 @@ fn forest_closed_form_equals_per_tree_ridge() {
     }
     for (a, b) in fit.centred_predictions.iter().zip(expected.iter()) {
         assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+    // Leaf values S/(n + δ) by brute force over the training rows, one entry per leaf.
+    let n_leaves: usize = (0..m)
+        .map(|b| {
+            let mut c: Vec<u32> = (0..x.nrows()).map(|i| features.row(i)[b]).collect();
+            c.sort_unstable();
+            c.dedup();
+            c.len()
+        })
+        .sum();
+    assert_eq!(fit.leaf_values.len(), n_leaves);
+    for &(c, value) in &fit.leaf_values {
+        let rows: Vec<usize> = (0..n_train)
+            .filter(|&i| features.row(i).contains(&c))
+            .collect();
+        let s: f64 = rows.iter().map(|&i| centred[i]).sum();
+        assert!((value - s / (rows.len() as f64 + delta)).abs() < 1e-12);
     }
 }

@@ -216,7 +216,7 @@ fn one_hot(
         .map(|(k, v)| {
             let order = k + 1;
             let train = features.times_prefix(train_rows.clone(), v.view(), &compact, order) + mean;
-            let test = features.times_prefix(d.n_train..n_all, v.view(), &compact, order) + mean;
+            let test = features.times_prefix(d.test_start..n_all, v.view(), &compact, order) + mean;
             let (train_error, test_error) = errors(d, &train, &test)?;
             Ok(prefix_row(order, false, train_error, test_error, v.len()))
         })
@@ -239,7 +239,7 @@ fn fourier(d: &TransductiveSplit, p: &FeatureRidgeParams, cell: &Cell) -> Result
         f.column_mut(2 * r + 1).assign(&z.column(r_max + r));
     }
     let train = f.slice(s![..d.n_train, ..]);
-    let test = f.slice(s![d.n_train.., ..]);
+    let test = f.slice(s![d.test_start.., ..]);
     let mean = d.y_train.mean().unwrap_or(0.0);
     let centred = d.y_train.mapv(|v| v - mean);
     let gram = train.t().dot(&train);

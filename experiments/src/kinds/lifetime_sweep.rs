@@ -1,18 +1,27 @@
-//! The Mondrian kernel's lifetime sweep vs the paper's "Mondrian forest" on the same trees
-//! (The Mondrian Kernel, Fig. 9; spec §5, §6.5).
+//! The Mondrian kernel's lifetime sweep (The Mondrian Kernel, Sec. 4; spec §5), and the paper's
+//! "Mondrian forest" on the same trees: Figs. 7, 9 and 10.
 //!
-//! One cell samples M trees to the terminal lifetime Λ on all points (training and test), walks
-//! through their splits in time order and, at each checkpoint lifetime, fits the kernel model
-//! (ridge on the Mondrian features, warm-started CG) and the forest (closed-form shrunk leaf
-//! means) and records their training and test errors. Rows are long: one per (checkpoint,
-//! model, set), so every curve of the figure is a series.
+//! One cell samples M trees to the terminal lifetime Λ on all points (training, validation and
+//! test), walks through their splits in time order and, at each checkpoint lifetime, fits the
+//! kernel model (ridge on the Mondrian features, warm-started CG) and the forest (closed-form
+//! shrunk leaf means) and records their errors on every set. Rows are long: one per
+//! (checkpoint, model, set), so every curve of a figure is a series. With a validation set the
+//! cell also reports the selected lifetime λ̂ (minimum validation error, Fig. 7); it can add the
+//! exact Laplace kernel ridge regression at given lifetimes (the oracle of Fig. 7) and the
+//! learned weights of both models at one lifetime (Fig. 10).
+//!
+//! The trees are drawn from a stream that depends only on M (and the data, seed and
+//! repetition): a sweep to Λ' < Λ is exactly the beginning of the sweep to Λ.
 
 use std::time::Instant;
+
+use kernel_core::kernel::laplace_gram;
+use kernel_core::ridge::kernel_ridge;
 
 use anyhow::Result;
 use kernel_core::metrics::relative_error_percent;
 use mondrian::{forest_fit, KernelRidgeSweep, MondrianForest, SweepState};
-use ndarray::s;
+use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
 
 use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
@@ -31,7 +40,8 @@ pub struct Checkpoints {
     pub first: f64,
     /// Number of log-spaced lifetimes from `first` to the terminal lifetime.
     pub count: usize,
-    /// Lifetimes added to the grid (e.g. those the paper reports).
+    /// Lifetimes added to the grid (e.g. those the paper reports); those above the terminal
+    /// lifetime are ignored, so one list serves several terminal lifetimes.
     #[serde(default)]
     pub include: Vec<f64>,
 }
@@ -52,6 +62,27 @@ pub struct LifetimeSweepParams {
     pub cg_tolerance: f64,
     #[serde(default = "default_max_iterations")]
     pub cg_max_iterations: usize,
+    /// Fit the "Mondrian forest" too (Fig. 9); the kernel is always fitted.
+    #[serde(default = "yes")]
+    pub forest: bool,
+    /// The exact Laplace kernel ridge regression (penalty δ) on the training set: the oracle of
+    /// Fig. 7. (A table, since a top-level array in `[params]` is a grid axis.)
+    pub exact_kernel: Option<ExactKernel>,
+    /// A lifetime at which the learned weights of both models are recorded (Fig. 10); it is
+    /// added to the checkpoints.
+    pub weights_at: Option<f64>,
+}
+
+/// Lifetimes of the exact-kernel oracle.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExactKernel {
+    /// One dense n_train x n_train Cholesky solve each.
+    pub lifetimes: Vec<f64>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_tolerance() -> f64 {
@@ -80,10 +111,14 @@ impl Params for LifetimeSweepParams {
             return Err("checkpoints.count: need 1 to 100000".into());
         }
         for &l in &self.checkpoints.include {
+            super::positive("checkpoints.include", l)?;
+        }
+        for &l in self.exact_kernel.iter().flat_map(|e| &e.lifetimes) {
+            super::positive("exact_kernel.lifetimes", l)?;
+        }
+        if let Some(l) = self.weights_at {
             if !(l > 0.0 && l <= self.terminal_lifetime) {
-                return Err(format!(
-                    "checkpoints.include: {l} is not in (0, terminal_lifetime]"
-                ));
+                return Err(format!("weights_at = {l} is not in (0, terminal_lifetime]"));
             }
         }
         if self.cg_max_iterations == 0 {
@@ -94,27 +129,53 @@ impl Params for LifetimeSweepParams {
 }
 
 impl Checkpoints {
-    fn lifetimes(&self, terminal: f64) -> Vec<f64> {
+    fn lifetimes(&self, terminal: f64, extra: Option<f64>) -> Vec<f64> {
         let mut out: Vec<f64> = if self.count == 1 {
             vec![terminal]
         } else {
             let (a, b) = (self.first.ln(), terminal.ln());
+            let last = self.count - 1;
             (0..self.count)
-                .map(|k| (a + (b - a) * k as f64 / (self.count - 1) as f64).exp())
+                .map(|k| match k {
+                    0 => self.first,
+                    k if k == last => terminal,
+                    k => (a + (b - a) * k as f64 / last as f64).exp(),
+                })
                 .collect()
         };
-        out.extend(&self.include);
+        out.extend(self.include.iter().filter(|&&l| l <= terminal));
+        out.extend(extra);
         out.sort_by(f64::total_cmp);
-        out.dedup();
-        out
+        // Grid points within rounding of an included lifetime are the same checkpoint; keep
+        // the included (exactly written) value, which configs select on.
+        let exact = |v: f64| self.include.contains(&v) || extra == Some(v);
+        let mut merged: Vec<f64> = Vec::with_capacity(out.len());
+        for v in out {
+            match merged.last_mut() {
+                Some(prev) if (v - *prev).abs() <= 1e-9 * v.abs() => {
+                    if exact(v) {
+                        *prev = v;
+                    }
+                }
+                _ => merged.push(v),
+            }
+        }
+        merged
     }
 }
 
 const COLUMNS: &[ColumnDoc] = &[
     ColumnDoc {
-        name: "lifetime",
+        name: "point",
         doc:
-            "checkpoint lifetime λ: models fitted on the partition after every split with time <= λ",
+            "sweep (a checkpoint of the sweep), selected (the kernel or forest at the lifetime of \
+              least validation error), exact (exact Laplace kernel ridge), weights (one learned \
+              weight or centred target)",
+    },
+    ColumnDoc {
+        name: "lifetime",
+        doc: "lifetime λ: sweep rows are models fitted on the partition after every split with \
+              time <= λ; exact rows the kernel exp(-λ||x - x'||_1)",
     },
     ColumnDoc {
         name: "events",
@@ -126,15 +187,16 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "model",
-        doc: "kernel (ridge on the Mondrian features) or forest (per-tree shrunk leaf means)",
+        doc: "kernel (ridge on the Mondrian features), forest (per-tree shrunk leaf means), exact \
+              (exact Laplace kernel ridge) or targets (weights rows: y - mean)",
     },
     ColumnDoc {
         name: "set",
-        doc: "train or test",
+        doc: "train, validation or test",
     },
     ColumnDoc {
         name: "curve",
-        doc: "'<model> (<set>)', one curve of the figure",
+        doc: "'<model> (<set>)', one curve of the figure; 'selected <model> (<set>)' at λ̂",
     },
     ColumnDoc {
         name: "error",
@@ -157,6 +219,16 @@ const COLUMNS: &[ColumnDoc] = &[
         doc: "kernel rows: leaves holding training points (the ridge system size)",
     },
     ColumnDoc {
+        name: "leaf",
+        doc: "weights rows: global leaf id (tree offset + node), the same leaf for both models; \
+              targets: training row",
+    },
+    ColumnDoc {
+        name: "weight",
+        doc: "weights rows: forest leaf value S/(n + δ), kernel weight w (prediction \
+              mean + Σ_m w/√M), or the centred target y - mean",
+    },
+    ColumnDoc {
         name: "elapsed_seconds",
         doc: "wall seconds since the cell started (tree sampling included)",
     },
@@ -168,11 +240,11 @@ impl ExperimentKind for LifetimeSweep {
     }
 
     fn summary(&self) -> &'static str {
-        "one Mondrian lifetime sweep: kernel ridge vs per-tree forest, train/test error vs λ (Mondrian kernel Fig. 9)"
+        "one Mondrian lifetime sweep: kernel ridge vs per-tree forest, error vs λ, λ̂ by validation, weights (Mondrian kernel Figs. 7, 9, 10)"
     }
 
     fn code_version(&self) -> u32 {
-        1
+        2
     }
 
     fn columns(&self) -> &'static [ColumnDoc] {
@@ -185,6 +257,12 @@ impl ExperimentKind for LifetimeSweep {
 
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
         super::canonical::<LifetimeSweepParams>(point)
+    }
+
+    fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value {
+        // The trees depend on M only: every terminal lifetime, checkpoint grid and learner
+        // setting sees the same partitions (a shorter sweep is a prefix of a longer one).
+        serde_json::json!({ "n_mondrians": params.get("n_mondrians") })
     }
 
     fn prepare(&self, data: &LoadedData) -> Result<Shared> {
@@ -212,31 +290,33 @@ impl ExperimentKind for LifetimeSweep {
         );
         let mean = d.y_train.mean().unwrap_or(0.0);
         let centred = d.y_train.mapv(|v| v - mean);
+        let sets = evaluation_sets(d);
         let mut rows = Vec::new();
-        for lifetime in p.checkpoints.lifetimes(p.terminal_lifetime) {
+        for lifetime in p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at) {
             let applied = state.advance_to(&forest, &events, lifetime);
             kernel.inherit(&events[applied]);
             let features = state.features();
             let fit = kernel.fit(&features, n_train, centred.view());
-            let forest_model = forest_fit(&features, n_train, centred.view(), p.delta);
+            let forest_model = p
+                .forest
+                .then(|| forest_fit(&features, n_train, centred.view(), p.delta));
             let leaves = (p.n_mondrians + state.applied()) as f64 / p.n_mondrians as f64;
             let elapsed = start.elapsed().as_secs_f64();
-            for (model, centred_pred) in [
-                ("kernel", &fit.centred_predictions),
-                ("forest", &forest_model.centred_predictions),
-            ] {
+            let mut models = vec![("kernel", &fit.centred_predictions)];
+            if let Some(f) = &forest_model {
+                models.push(("forest", &f.centred_predictions));
+            }
+            for (model, centred_pred) in models {
                 let pred = centred_pred + mean;
-                for (set, range, y) in [
-                    ("train", 0..n_train, &d.y_train),
-                    ("test", n_train..pred.len(), &d.y_test),
-                ] {
-                    let error = relative_error_percent(pred.slice(s![range]), y.view())?;
+                for (set, range, y) in &sets {
+                    let error = relative_error_percent(pred.slice(s![range.clone()]), y.view())?;
                     let mut r = row([
+                        ("point", "sweep".into()),
                         ("lifetime", Value::from(lifetime)),
                         ("events", state.applied().into()),
                         ("leaves_per_tree", Value::from(leaves)),
                         ("model", model.into()),
-                        ("set", set.into()),
+                        ("set", (*set).into()),
                         ("curve", format!("{model} ({set})").into()),
                         ("error", Value::from(error)),
                         ("elapsed_seconds", Value::from(elapsed)),
@@ -253,7 +333,146 @@ impl ExperimentKind for LifetimeSweep {
                     rows.push(r);
                 }
             }
+            if p.weights_at == Some(lifetime) {
+                let leaf_values = match forest_model {
+                    Some(f) => f.leaf_values,
+                    None => forest_fit(&features, n_train, centred.view(), p.delta).leaf_values,
+                };
+                rows.extend(weight_rows(
+                    lifetime,
+                    &leaf_values,
+                    &kernel,
+                    p.n_mondrians,
+                    centred.view(),
+                ));
+            }
+        }
+        if d.validation.is_some() {
+            let selected = selected_rows(&rows);
+            rows.extend(selected);
+        }
+        for &lifetime in p.exact_kernel.iter().flat_map(|e| &e.lifetimes) {
+            rows.extend(exact_rows(d, &sets, lifetime, p.delta)?);
         }
         Ok(rows)
     }
+}
+
+/// The evaluated sets: name, rows of `x_all`, raw targets.
+fn evaluation_sets(
+    d: &TransductiveSplit,
+) -> Vec<(&'static str, std::ops::Range<usize>, Array1<f64>)> {
+    let n_all = d.x_all.nrows();
+    let mut sets = vec![("train", 0..d.n_train, d.y_train.clone())];
+    if let Some(v) = &d.validation {
+        sets.push(("validation", d.n_train..d.test_start, v.y.clone()));
+    }
+    sets.push(("test", d.test_start..n_all, d.y_test.clone()));
+    sets
+}
+
+/// Copies of the sweep rows of each model at its λ̂, the first checkpoint of least validation
+/// error (spec §6.3), as `point = selected`.
+fn selected_rows(rows: &[Row]) -> Vec<Row> {
+    let text = |r: &Row, k: &str| r.get(k).map(|v| v.to_string()).unwrap_or_default();
+    let number = |r: &Row, k: &str| r.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    let mut out = Vec::new();
+    for model in ["kernel", "forest"] {
+        let best = rows
+            .iter()
+            .filter(|r| text(r, "point") == "sweep" && text(r, "model") == model)
+            .filter(|r| text(r, "set") == "validation")
+            .fold(None::<&Row>, |best, r| match best {
+                Some(b) if number(b, "error") <= number(r, "error") => Some(b),
+                _ => Some(r),
+            });
+        let Some(best) = best else { continue };
+        let lifetime = number(best, "lifetime");
+        for r in rows.iter().filter(|r| {
+            text(r, "point") == "sweep"
+                && text(r, "model") == model
+                && number(r, "lifetime") == lifetime
+        }) {
+            let mut copy = r.clone();
+            copy.insert("point".into(), "selected".into());
+            copy.insert(
+                "curve".into(),
+                format!("selected {model} ({})", text(r, "set")).into(),
+            );
+            out.push(copy);
+        }
+    }
+    out
+}
+
+/// Exact Laplace kernel ridge regression at one lifetime: errors on every set.
+fn exact_rows(
+    d: &TransductiveSplit,
+    sets: &[(&'static str, std::ops::Range<usize>, Array1<f64>)],
+    lifetime: f64,
+    delta: f64,
+) -> Result<Vec<Row>> {
+    let started = Instant::now();
+    let train = d.x_all.slice(s![..d.n_train, ..]);
+    let gram = laplace_gram(train, train, lifetime)?;
+    let held_out: Vec<_> = sets[1..]
+        .iter()
+        .map(|(_, range, _)| laplace_gram(d.x_all.slice(s![range.clone(), ..]), train, lifetime))
+        .collect::<Result<_, _>>()?;
+    let views: Vec<_> = held_out.iter().map(|k| k.view()).collect();
+    let fit = kernel_ridge(gram, d.y_train.view(), delta, &views)?;
+    let mut predictions = vec![fit.training_predictions(d.y_train.view(), delta)];
+    predictions.extend(fit.predictions);
+    let elapsed = started.elapsed().as_secs_f64();
+    sets.iter()
+        .zip(&predictions)
+        .map(|((set, _, y), pred)| {
+            Ok(row([
+                ("point", "exact".into()),
+                ("lifetime", Value::from(lifetime)),
+                ("model", "exact".into()),
+                ("set", (*set).into()),
+                ("curve", format!("exact ({set})").into()),
+                (
+                    "error",
+                    Value::from(relative_error_percent(pred.view(), y.view())?),
+                ),
+                ("elapsed_seconds", Value::from(elapsed)),
+            ]))
+        })
+        .collect()
+}
+
+/// The learned weights of both models on every current leaf, and the centred training targets
+/// (spec §6.6).
+fn weight_rows(
+    lifetime: f64,
+    leaf_values: &[(u32, f64)],
+    kernel: &KernelRidgeSweep,
+    n_mondrians: usize,
+    centred: ArrayView1<f64>,
+) -> Vec<Row> {
+    let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
+    let kernel_weights = kernel.paper_weights(&leaves, n_mondrians);
+    let weight_row = |model: &str, leaf: usize, weight: f64| {
+        row([
+            ("point", "weights".into()),
+            ("lifetime", Value::from(lifetime)),
+            ("model", model.into()),
+            ("leaf", leaf.into()),
+            ("weight", Value::from(weight)),
+        ])
+    };
+    let forest = leaf_values
+        .iter()
+        .map(|&(c, v)| weight_row("forest", c as usize, v));
+    let kernel = leaves
+        .iter()
+        .zip(&kernel_weights)
+        .map(|(&c, &w)| weight_row("kernel", c as usize, w));
+    let targets = centred
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| weight_row("targets", i, v));
+    forest.chain(kernel).chain(targets).collect()
 }

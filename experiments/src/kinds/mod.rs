@@ -49,6 +49,13 @@ pub trait ExperimentKind: Sync + Send {
     fn deterministic(&self, _params: &serde_json::Value) -> bool {
         false
     }
+    /// The parameters that decide a cell's random draws (default: all of them). Cells that
+    /// agree on these, on the data, the seed and the repetition draw the same random numbers:
+    /// e.g. a lifetime sweep's trees do not depend on its terminal lifetime, so a shorter sweep
+    /// is exactly the beginning of a longer one.
+    fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value {
+        params.clone()
+    }
     /// Builds what every cell of a run shares.
     fn prepare(&self, data: &LoadedData) -> Result<Shared>;
     /// Computes one cell.
@@ -107,32 +114,39 @@ pub fn shared<T: 'static>(shared: &Shared) -> Result<&T> {
         .ok_or_else(|| anyhow::anyhow!("internal error: shared data of the wrong type"))
 }
 
-/// The data of a regression experiment on transductive features: the split, and the inputs
-/// stacked as `[train; test]` (Mondrian boxes and binning grids are built on all of them, as in
-/// the authors' code).
+/// The data of a regression experiment on transductive features: the sets, and the inputs
+/// stacked as `[train; validation; test]` (Mondrian boxes and binning grids are built on all of
+/// them, as in the authors' code).
 pub struct TransductiveSplit {
     pub x_all: ndarray::Array2<f64>,
     pub x_train: ndarray::Array2<f64>,
     pub x_test: ndarray::Array2<f64>,
     pub y_train: ndarray::Array1<f64>,
     pub y_test: ndarray::Array1<f64>,
+    /// The validation set, when the data define one (rows `n_train..test_start` of `x_all`).
+    pub validation: Option<crate::data::Labelled>,
     pub n_train: usize,
+    /// First row of the test set in `x_all`.
+    pub test_start: usize,
 }
 
 impl TransductiveSplit {
     /// Builds it from a run's regression data.
     pub fn prepare(data: &LoadedData) -> Result<Shared> {
-        let split = data.regression()?;
+        let sets = data.regression()?;
+        let mut parts = vec![sets.train.x.view()];
+        parts.extend(sets.validation.iter().map(|v| v.x.view()));
+        parts.push(sets.test.x.view());
+        let n_train = sets.train.y.len();
         Ok(Box::new(TransductiveSplit {
-            x_all: ndarray::concatenate(
-                ndarray::Axis(0),
-                &[split.x_train.view(), split.x_test.view()],
-            )?,
-            x_train: split.x_train.clone(),
-            x_test: split.x_test.clone(),
-            y_train: split.y_train.clone(),
-            y_test: split.y_test.clone(),
-            n_train: split.x_train.nrows(),
+            x_all: ndarray::concatenate(ndarray::Axis(0), &parts)?,
+            x_train: sets.train.x.clone(),
+            x_test: sets.test.x.clone(),
+            y_train: sets.train.y.clone(),
+            y_test: sets.test.y.clone(),
+            validation: sets.validation.clone(),
+            n_train,
+            test_start: n_train + sets.validation.as_ref().map_or(0, |v| v.y.len()),
         }))
     }
 }
@@ -140,9 +154,9 @@ impl TransductiveSplit {
 /// `check_data` of kinds that need a regression dataset.
 pub fn require_dataset(kind: &str, data: &DataSpec) -> Result<(), String> {
     match data {
-        DataSpec::Dataset { .. } => Ok(()),
+        DataSpec::Dataset { .. } | DataSpec::LaplaceGp { .. } => Ok(()),
         DataSpec::UniformBox { .. } => Err(format!(
-            "{kind} needs a regression dataset (source = \"dataset\")"
+            "{kind} needs regression data (source = \"dataset\" or \"laplace_gp\")"
         )),
     }
 }
