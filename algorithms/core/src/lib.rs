@@ -9,6 +9,7 @@
 //! * [`ridge`]: ridge regression by Cholesky (dense features, nested prefixes, kernel ridge);
 //! * [`cg`]: preconditioned conjugate gradient for matrix-free SPD systems;
 //! * [`gp`]: draws of a Gaussian process with a given kernel matrix (synthetic regression data);
+//! * [`sgd`]: scikit-learn 0.17's SGD for L2-penalised least squares (the authors' learner);
 //! * [`metrics`]: error measures used by the papers.
 //!
 //! The crate depends on no harness code: every item is usable on its own.
@@ -20,6 +21,7 @@ pub mod kernel;
 pub mod metrics;
 pub mod one_hot;
 pub mod ridge;
+pub mod sgd;
 
 mod error;
 pub use error::CoreError;

@@ -5,15 +5,21 @@
 //!   Jacobi-preconditioned CG, warm-started across lifetimes: a split copies the parent's weight
 //!   to both children, which leaves every prediction unchanged. Leaves without training points
 //!   have weight exactly 0.
+//! * [`KernelSgdSweep`]: the authors' learner (spec §4.2): one epoch of scikit-learn 0.17's
+//!   SGD on `Z` per sweep event, warm-started (children inherit the parent's weight), penalty
+//!   α = δ (ridge-equivalent penalty N·α). Under-converged by design: it regularises like early
+//!   stopping, which is what the published kernel curves of Figs. 7-10 show.
 //! * [`forest_fit`]: the paper's "Mondrian forest": each tree fitted alone (ridge on its own
 //!   leaf indicators with penalty δ/M on `1/√M` features), i.e. shrunk leaf means
 //!   `T_m(x) = S_ℓ/(n_ℓ + δ)`, averaged over trees.
 
 use kernel_core::cg::{conjugate_gradient, CgReport};
 use kernel_core::one_hot::OneHotFeatures;
+use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
 use ndarray::{Array1, ArrayView1};
+use rand::Rng;
 
-use crate::sweep::SweepEvent;
+use crate::sweep::{SweepEvent, SweepState};
 
 /// Ridge on the Mondrian kernel features along a sweep, with warm starts.
 #[derive(Debug, Clone)]
@@ -128,6 +134,75 @@ impl KernelRidgeSweep {
             .iter()
             .map(|&c| s * self.weights[c as usize])
             .collect()
+    }
+}
+
+/// The authors' sweep learner: one SGD epoch per event on the Mondrian features `Z = A/√M`.
+#[derive(Debug, Clone)]
+pub struct KernelSgdSweep {
+    /// `w` of every global column (the paper's parametrisation: prediction `ȳ + Z w`).
+    weights: ScaledWeights,
+    sgd: Sgd,
+    /// The learning rates of one epoch (the same at every event).
+    etas: Vec<f64>,
+}
+
+impl KernelSgdSweep {
+    /// `n_columns` global columns, all weights 0, L2 penalty α (the authors pass δ as α).
+    pub fn new(n_columns: usize, alpha: f64) -> Self {
+        Self {
+            weights: ScaledWeights::zeros(n_columns),
+            sgd: Sgd::sklearn_0_17(alpha),
+            etas: Vec::new(),
+        }
+    }
+
+    /// Children inherit their parent's weight, the parent is zeroed (predictions unchanged).
+    pub fn inherit(&mut self, events: &[SweepEvent]) {
+        for e in events {
+            self.weights.copy(e.parent as usize, e.left as usize);
+            self.weights.copy(e.parent as usize, e.right as usize);
+            self.weights.set(e.parent as usize, 0.0);
+        }
+    }
+
+    /// One `fit` call of one epoch over the training rows `0..n_train` (centred targets), rows
+    /// shuffled by `rng`, the learning-rate schedule restarting.
+    pub fn epoch(
+        &mut self,
+        state: &SweepState,
+        n_train: usize,
+        y_centred: ArrayView1<f64>,
+        rng: &mut impl Rng,
+    ) {
+        let rows = Self::rows(state, n_train);
+        if self.etas.len() != n_train {
+            self.etas = self.sgd.schedule(n_train);
+        }
+        self.sgd
+            .fit_scheduled(&mut self.weights, &rows, y_centred, &self.etas, Some(rng));
+    }
+
+    /// `Z w` for every point of the sweep (add ȳ for predictions).
+    pub fn centred_predictions(&self, state: &SweepState) -> Array1<f64> {
+        let rows = Self::rows(state, state.n_points());
+        (0..rows.n_rows())
+            .map(|i| self.weights.predict(&rows, i))
+            .collect()
+    }
+
+    /// `w` of the given global columns (prediction `ȳ + Σ_m w_ℓm / √M`). Leaves without training
+    /// points keep their inherited, shrinking weight, as in the authors' code.
+    pub fn paper_weights(&self, columns: &[u32]) -> Vec<f64> {
+        columns
+            .iter()
+            .map(|&c| self.weights.get(c as usize))
+            .collect()
+    }
+
+    fn rows(state: &SweepState, n_rows: usize) -> OneHotRows<'_> {
+        let m = state.n_trees();
+        OneHotRows::complete(state.leaf_ids(), m, n_rows, 1.0 / (m as f64).sqrt())
     }
 }
 

@@ -116,16 +116,37 @@ impl SweepState {
     ) -> std::ops::Range<usize> {
         let start = self.applied;
         while self.applied < events.len() && events[self.applied].time <= lifetime {
-            let e = events[self.applied];
-            let tree = &forest.trees()[e.tree];
-            for (node, column) in [(e.left_node, e.left), (e.right_node, e.right)] {
-                for &i in tree.points_of(node) {
-                    self.leaf[i as usize * self.n_trees + e.tree] = column;
-                }
-            }
-            self.applied += 1;
+            self.step(forest, events);
         }
         start..self.applied
+    }
+
+    /// Applies the next event, if any; returns its index.
+    pub fn step(&mut self, forest: &MondrianForest, events: &[SweepEvent]) -> Option<usize> {
+        let e = *events.get(self.applied)?;
+        let tree = &forest.trees()[e.tree];
+        for (node, column) in [(e.left_node, e.left), (e.right_node, e.right)] {
+            for &i in tree.points_of(node) {
+                self.leaf[i as usize * self.n_trees + e.tree] = column;
+            }
+        }
+        self.applied += 1;
+        Some(self.applied - 1)
+    }
+
+    /// Leaf ids, row-major: `leaf_ids()[i * M + m]` is point i's leaf in tree m.
+    pub fn leaf_ids(&self) -> &[u32] {
+        &self.leaf
+    }
+
+    /// Number of trees M.
+    pub fn n_trees(&self) -> usize {
+        self.n_trees
+    }
+
+    /// Number of points.
+    pub fn n_points(&self) -> usize {
+        self.n_points
     }
 
     /// The global column of point `i`'s leaf in tree `m`.

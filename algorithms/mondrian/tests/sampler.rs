@@ -478,3 +478,63 @@ fn forest_closed_form_equals_per_tree_ridge() {
         assert!((value - s / (rows.len() as f64 + delta)).abs() < 1e-12);
     }
 }
+
+#[test]
+fn sgd_sweep_inherits_exactly_and_runs_the_sklearn_rule_on_the_current_features() {
+    use kernel_core::sgd::{ScaledWeights, Sgd};
+    let mut base = ChaCha8Rng::seed_from_u64(23);
+    let n_train = 60;
+    let x = Array2::from_shape_fn((80, 2), |_| base.random::<f64>());
+    let centred = ndarray::Array1::from_iter((0..n_train).map(|i| x[[i, 0]] - x[[i, 1]]));
+    let m = 5;
+    let forest =
+        MondrianForest::sample(x.view(), 6.0, m, &mut ChaCha8Rng::seed_from_u64(5)).unwrap();
+    let events = forest.sweep_events();
+    assert!(events.len() > 10);
+    let mut state = mondrian::SweepState::new(&forest);
+    let mut learner = mondrian::KernelSgdSweep::new(forest.n_columns(), 1e-3);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    // Oracle: the same epochs on the dense feature matrix, weights carried by hand.
+    let mut oracle = vec![0.0; forest.n_columns()];
+    let mut oracle_rng = ChaCha8Rng::seed_from_u64(7);
+    let scale = 1.0 / (m as f64).sqrt();
+    loop {
+        let before = learner.centred_predictions(&state);
+        let Some(k) = state.step(&forest, &events) else {
+            break;
+        };
+        learner.inherit(&events[k..=k]);
+        // A split with inheritance leaves every prediction bit-identical (spec §10.5).
+        assert_eq!(before, learner.centred_predictions(&state));
+        learner.epoch(&state, n_train, centred.view(), &mut rng);
+
+        let e = events[k];
+        oracle[e.left as usize] = oracle[e.parent as usize];
+        oracle[e.right as usize] = oracle[e.parent as usize];
+        oracle[e.parent as usize] = 0.0;
+        let features = state.features();
+        let dense = Array2::from_shape_fn((n_train, forest.n_columns()), |(i, c)| {
+            if features.row(i).contains(&(c as u32)) {
+                scale
+            } else {
+                0.0
+            }
+        });
+        let mut w = ScaledWeights::zeros(forest.n_columns());
+        for (c, &v) in oracle.iter().enumerate() {
+            w.set(c, v);
+        }
+        Sgd::sklearn_0_17(1e-3).fit(
+            &mut w,
+            &dense.view(),
+            centred.view(),
+            1,
+            Some(&mut oracle_rng),
+        );
+        oracle = w.to_vec();
+    }
+    let all: Vec<u32> = (0..forest.n_columns() as u32).collect();
+    for (a, b) in learner.paper_weights(&all).iter().zip(&oracle) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+}

@@ -20,7 +20,7 @@ use kernel_core::ridge::kernel_ridge;
 
 use anyhow::Result;
 use kernel_core::metrics::relative_error_percent;
-use mondrian::{forest_fit, KernelRidgeSweep, MondrianForest, SweepState};
+use mondrian::{forest_fit, KernelRidgeSweep, KernelSgdSweep, MondrianForest, SweepState};
 use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +62,11 @@ pub struct LifetimeSweepParams {
     pub cg_tolerance: f64,
     #[serde(default = "default_max_iterations")]
     pub cg_max_iterations: usize,
+    /// How the kernel model is fitted: `ridge` (exact ridge by warm-started CG at every
+    /// checkpoint; default) or `sgd` (the authors' one epoch of scikit-learn 0.17 SGD per event,
+    /// α = δ, warm-started; spec §4.2).
+    #[serde(default)]
+    pub learner: Learner,
     /// Fit the "Mondrian forest" too (Fig. 9); the kernel is always fitted.
     #[serde(default = "yes")]
     pub forest: bool,
@@ -71,6 +76,15 @@ pub struct LifetimeSweepParams {
     /// A lifetime at which the learned weights of both models are recorded (Fig. 10); it is
     /// added to the checkpoints.
     pub weights_at: Option<f64>,
+}
+
+/// The kernel model's learner.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Learner {
+    #[default]
+    Ridge,
+    Sgd,
 }
 
 /// Lifetimes of the exact-kernel oracle.
@@ -282,27 +296,50 @@ impl ExperimentKind for LifetimeSweep {
         )?;
         let events = forest.sweep_events();
         let mut state = SweepState::new(&forest);
-        let mut kernel = KernelRidgeSweep::new(
-            forest.n_columns(),
-            p.delta,
-            p.cg_tolerance,
-            p.cg_max_iterations,
-        );
+        let mut kernel = match p.learner {
+            Learner::Ridge => KernelLearner::Ridge(KernelRidgeSweep::new(
+                forest.n_columns(),
+                p.delta,
+                p.cg_tolerance,
+                p.cg_max_iterations,
+            )),
+            Learner::Sgd => KernelLearner::Sgd(
+                KernelSgdSweep::new(forest.n_columns(), p.delta),
+                cell.seeds.rng("sgd_shuffle"),
+            ),
+        };
         let mean = d.y_train.mean().unwrap_or(0.0);
         let centred = d.y_train.mapv(|v| v - mean);
         let sets = evaluation_sets(d);
         let mut rows = Vec::new();
         for lifetime in p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at) {
-            let applied = state.advance_to(&forest, &events, lifetime);
-            kernel.inherit(&events[applied]);
+            let (kernel_pred, solve) = match &mut kernel {
+                KernelLearner::Ridge(ridge) => {
+                    let applied = state.advance_to(&forest, &events, lifetime);
+                    ridge.inherit(&events[applied]);
+                    let fit = ridge.fit(&state.features(), n_train, centred.view());
+                    (fit.centred_predictions.clone(), Some(fit))
+                }
+                KernelLearner::Sgd(sgd, rng) => {
+                    // One epoch after every event, as the authors.
+                    while events
+                        .get(state.applied())
+                        .is_some_and(|e| e.time <= lifetime)
+                    {
+                        let k = state.step(&forest, &events).expect("an event is pending");
+                        sgd.inherit(&events[k..=k]);
+                        sgd.epoch(&state, n_train, centred.view(), rng);
+                    }
+                    (sgd.centred_predictions(&state), None)
+                }
+            };
             let features = state.features();
-            let fit = kernel.fit(&features, n_train, centred.view());
             let forest_model = p
                 .forest
                 .then(|| forest_fit(&features, n_train, centred.view(), p.delta));
             let leaves = (p.n_mondrians + state.applied()) as f64 / p.n_mondrians as f64;
             let elapsed = start.elapsed().as_secs_f64();
-            let mut models = vec![("kernel", &fit.centred_predictions)];
+            let mut models = vec![("kernel", &kernel_pred)];
             if let Some(f) = &forest_model {
                 models.push(("forest", &f.centred_predictions));
             }
@@ -321,7 +358,7 @@ impl ExperimentKind for LifetimeSweep {
                         ("error", Value::from(error)),
                         ("elapsed_seconds", Value::from(elapsed)),
                     ]);
-                    if model == "kernel" {
+                    if let (Some(fit), "kernel") = (&solve, model) {
                         r.insert("cg_iterations".into(), fit.cg.iterations.into());
                         r.insert("cg_converged".into(), usize::from(fit.cg.converged).into());
                         r.insert(
@@ -338,11 +375,15 @@ impl ExperimentKind for LifetimeSweep {
                     Some(f) => f.leaf_values,
                     None => forest_fit(&features, n_train, centred.view(), p.delta).leaf_values,
                 };
+                let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
+                let kernel_weights = match &kernel {
+                    KernelLearner::Ridge(ridge) => ridge.paper_weights(&leaves, p.n_mondrians),
+                    KernelLearner::Sgd(sgd, _) => sgd.paper_weights(&leaves),
+                };
                 rows.extend(weight_rows(
                     lifetime,
                     &leaf_values,
-                    &kernel,
-                    p.n_mondrians,
+                    &kernel_weights,
                     centred.view(),
                 ));
             }
@@ -448,12 +489,9 @@ fn exact_rows(
 fn weight_rows(
     lifetime: f64,
     leaf_values: &[(u32, f64)],
-    kernel: &KernelRidgeSweep,
-    n_mondrians: usize,
+    kernel_weights: &[f64],
     centred: ArrayView1<f64>,
 ) -> Vec<Row> {
-    let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
-    let kernel_weights = kernel.paper_weights(&leaves, n_mondrians);
     let weight_row = |model: &str, leaf: usize, weight: f64| {
         row([
             ("point", "weights".into()),
@@ -466,13 +504,19 @@ fn weight_rows(
     let forest = leaf_values
         .iter()
         .map(|&(c, v)| weight_row("forest", c as usize, v));
-    let kernel = leaves
+    let kernel = leaf_values
         .iter()
-        .zip(&kernel_weights)
-        .map(|(&c, &w)| weight_row("kernel", c as usize, w));
+        .zip(kernel_weights)
+        .map(|(&(c, _), &w)| weight_row("kernel", c as usize, w));
     let targets = centred
         .iter()
         .enumerate()
         .map(|(i, &v)| weight_row("targets", i, v));
     forest.chain(kernel).chain(targets).collect()
+}
+
+/// The kernel model's learner during a sweep.
+enum KernelLearner {
+    Ridge(KernelRidgeSweep),
+    Sgd(KernelSgdSweep, rand_chacha::ChaCha8Rng),
 }
