@@ -305,7 +305,7 @@ impl ExperimentKind for LifetimeSweep {
             )),
             Learner::Sgd => KernelLearner::Sgd(
                 KernelSgdSweep::new(forest.n_columns(), p.delta),
-                cell.seeds.rng("sgd_shuffle"),
+                Box::new(cell.seeds.rng("sgd_shuffle")),
             ),
         };
         let mean = d.y_train.mean().unwrap_or(0.0);
@@ -328,7 +328,7 @@ impl ExperimentKind for LifetimeSweep {
                     {
                         let k = state.step(&forest, &events).expect("an event is pending");
                         sgd.inherit(&events[k..=k]);
-                        sgd.epoch(&state, n_train, centred.view(), rng);
+                        sgd.epoch(&state, n_train, centred.view(), rng.as_mut());
                     }
                     (sgd.centred_predictions(&state), None)
                 }
@@ -518,5 +518,5 @@ fn weight_rows(
 /// The kernel model's learner during a sweep.
 enum KernelLearner {
     Ridge(KernelRidgeSweep),
-    Sgd(KernelSgdSweep, rand_chacha::ChaCha8Rng),
+    Sgd(KernelSgdSweep, Box<rand_chacha::ChaCha8Rng>),
 }
