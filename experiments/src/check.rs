@@ -7,8 +7,13 @@
 //! * `ratio`: mean of `metric` over `numerator` rows divided by its mean over `denominator` rows
 //!   lies in `[min, max]`.
 //!
+//! * `reach_ratio`: the least `x` at which `metric` is at most `below`, over the `numerator`
+//!   rows, divided by the same over the `denominator` rows (e.g. the CPU time one method needs
+//!   to reach an error level relative to another's); a selection that never reaches the level
+//!   counts as infinitely late.
+//!
 //! `mean` and `ratio` take an optional `statistic` in place of the mean: `sd` (ddof 0),
-//! `median`, `mean_abs` or `count` (e.g. the spread of learned weights).
+//! `median`, `mean_abs`, `count`, `min` or `max` (e.g. the spread of learned weights).
 //!
 //! A check applies to the profiles it lists (all when `profiles` is absent), so a config can hold
 //! tight bounds for the full run and looser ones for the quick profile.
@@ -27,6 +32,8 @@ pub enum Statistic {
     Median,
     MeanAbs,
     Count,
+    Min,
+    Max,
 }
 
 impl Statistic {
@@ -48,6 +55,8 @@ impl Statistic {
             }
             Statistic::MeanAbs => values.iter().map(|v| v.abs()).sum::<f64>() / n,
             Statistic::Count => n,
+            Statistic::Min => values.iter().copied().fold(f64::INFINITY, f64::min),
+            Statistic::Max => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         }
     }
 }
@@ -93,6 +102,18 @@ pub enum CheckSpec {
         #[serde(default)]
         profiles: Vec<String>,
     },
+    ReachRatio {
+        name: String,
+        metric: String,
+        x: String,
+        below: f64,
+        numerator: toml::Table,
+        denominator: toml::Table,
+        min: Option<f64>,
+        max: Option<f64>,
+        #[serde(default)]
+        profiles: Vec<String>,
+    },
 }
 
 /// The outcome of one check.
@@ -111,7 +132,8 @@ impl CheckSpec {
         match self {
             CheckSpec::Mean { name, .. }
             | CheckSpec::LoglogSlope { name, .. }
-            | CheckSpec::Ratio { name, .. } => name,
+            | CheckSpec::Ratio { name, .. }
+            | CheckSpec::ReachRatio { name, .. } => name,
         }
     }
 
@@ -119,7 +141,8 @@ impl CheckSpec {
         match self {
             CheckSpec::Mean { min, max, .. }
             | CheckSpec::LoglogSlope { min, max, .. }
-            | CheckSpec::Ratio { min, max, .. } => (*min, *max),
+            | CheckSpec::Ratio { min, max, .. }
+            | CheckSpec::ReachRatio { min, max, .. } => (*min, *max),
         }
     }
 
@@ -128,7 +151,8 @@ impl CheckSpec {
         let profiles = match self {
             CheckSpec::Mean { profiles, .. }
             | CheckSpec::LoglogSlope { profiles, .. }
-            | CheckSpec::Ratio { profiles, .. } => profiles,
+            | CheckSpec::Ratio { profiles, .. }
+            | CheckSpec::ReachRatio { profiles, .. } => profiles,
         };
         profiles.is_empty() || profiles.iter().any(|p| p == profile)
     }
@@ -186,6 +210,24 @@ impl CheckSpec {
                     .chain(denominator.keys())
                     .try_for_each(|k| known(k))
             }
+            CheckSpec::ReachRatio {
+                metric,
+                x,
+                below,
+                numerator,
+                denominator,
+                ..
+            } => {
+                known(metric)?;
+                known(x)?;
+                if !below.is_finite() {
+                    return Err(format!("below = {below}: need a finite level"));
+                }
+                numerator
+                    .keys()
+                    .chain(denominator.keys())
+                    .try_for_each(|k| known(k))
+            }
         }
     }
 
@@ -215,6 +257,22 @@ impl CheckSpec {
                 ..
             } => statistic_of(rows, metric, numerator, *statistic)
                 .and_then(|n| statistic_of(rows, metric, denominator, *statistic).map(|d| n / d)),
+            CheckSpec::ReachRatio {
+                metric,
+                x,
+                below,
+                numerator,
+                denominator,
+                ..
+            } => reach(rows, metric, x, *below, numerator).and_then(|n| {
+                reach(rows, metric, x, *below, denominator).map(|d| {
+                    if n.is_infinite() && d.is_infinite() {
+                        f64::NAN
+                    } else {
+                        n / d
+                    }
+                })
+            }),
         };
         let (value, passed, detail) = match value {
             Ok(v) => {
@@ -251,6 +309,35 @@ pub(crate) fn values_of(rows: &[Row], metric: &str, select: &toml::Table) -> Vec
     selected(rows, select)
         .filter_map(|r| r.get(metric).and_then(|v| v.as_f64()))
         .collect()
+}
+
+/// The least `x` over the selected rows whose `metric` is at most `below` (infinity if none).
+fn reach(
+    rows: &[Row],
+    metric: &str,
+    x: &str,
+    below: f64,
+    select: &toml::Table,
+) -> Result<f64, String> {
+    let mut any = false;
+    let mut first = f64::INFINITY;
+    for r in selected(rows, select) {
+        let (Some(m), Some(t)) = (
+            r.get(metric).and_then(|v| v.as_f64()),
+            r.get(x).and_then(|v| v.as_f64()),
+        ) else {
+            continue;
+        };
+        any = true;
+        if m <= below {
+            first = first.min(t);
+        }
+    }
+    if any {
+        Ok(first)
+    } else {
+        Err(format!("no rows with `{metric}` and `{x}` match {select}"))
+    }
 }
 
 fn statistic_of(

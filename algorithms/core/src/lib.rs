@@ -10,6 +10,7 @@
 //! * [`cg`]: preconditioned conjugate gradient for matrix-free SPD systems;
 //! * [`gp`]: draws of a Gaussian process with a given kernel matrix (synthetic regression data);
 //! * [`sgd`]: scikit-learn 0.17's SGD for L2-penalised least squares (the authors' learner);
+//! * [`width_search`]: the authors' search over kernel widths by retraining (Fig. 8);
 //! * [`metrics`]: error measures used by the papers.
 //!
 //! The crate depends on no harness code: every item is usable on its own.
@@ -22,6 +23,7 @@ pub mod metrics;
 pub mod one_hot;
 pub mod ridge;
 pub mod sgd;
+pub mod width_search;
 
 mod error;
 pub use error::CoreError;

@@ -72,6 +72,11 @@ impl OneHotFeatures {
         self.n_columns
     }
 
+    /// All entries, row-major: `columns()[i * n_blocks + b]`.
+    pub fn columns(&self) -> &[u32] {
+        &self.columns
+    }
+
     /// The column indices of row `i`, one per block.
     pub fn row(&self, i: usize) -> &[u32] {
         &self.columns[i * self.n_blocks..(i + 1) * self.n_blocks]

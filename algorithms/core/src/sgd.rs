@@ -113,13 +113,48 @@ impl Rows for ArrayView2<'_, f64> {
         self.nrows()
     }
     fn dot(&self, i: usize, v: &[f64]) -> f64 {
-        self.row(i).iter().zip(v).map(|(z, w)| z * w).sum()
-    }
-    fn add_to(&self, i: usize, a: f64, v: &mut [f64]) {
-        for (w, z) in v.iter_mut().zip(self.row(i)) {
-            *w += a * z;
+        let row = self.row(i);
+        match row.as_slice() {
+            Some(z) => dot4(z, v),
+            None => row.iter().zip(v).map(|(z, w)| z * w).sum(),
         }
     }
+    fn add_to(&self, i: usize, a: f64, v: &mut [f64]) {
+        let row = self.row(i);
+        match row.as_slice() {
+            Some(z) => {
+                for (w, z) in v.iter_mut().zip(z) {
+                    *w += a * z;
+                }
+            }
+            None => {
+                for (w, z) in v.iter_mut().zip(row) {
+                    *w += a * z;
+                }
+            }
+        }
+    }
+}
+
+/// `z · v` with four partial sums (independent additions; fixed order, so deterministic).
+fn dot4(z: &[f64], v: &[f64]) -> f64 {
+    let n = z.len().min(v.len());
+    let (z, v) = (&z[..n], &v[..n]);
+    let mut acc = [0.0f64; 4];
+    let (zc, vc) = (z.chunks_exact(4), v.chunks_exact(4));
+    let tail: f64 = zc
+        .remainder()
+        .iter()
+        .zip(vc.remainder())
+        .map(|(a, b)| a * b)
+        .sum();
+    for (a, b) in zc.zip(vc) {
+        acc[0] += a[0] * b[0];
+        acc[1] += a[1] * b[1];
+        acc[2] += a[2] * b[2];
+        acc[3] += a[3] * b[3];
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// Weights stored as `scale · v` (the lazy L2 shrink).

@@ -206,6 +206,74 @@ impl KernelSgdSweep {
     }
 }
 
+/// The kernel model of a sweep, by either learner.
+#[derive(Debug, Clone)]
+pub enum SweepLearner {
+    /// Exact ridge, solved at each lifetime asked for.
+    Ridge(KernelRidgeSweep),
+    /// The authors' SGD: one epoch after every event, rows shuffled by the generator.
+    Sgd(KernelSgdSweep, Box<rand_chacha::ChaCha8Rng>),
+}
+
+/// The kernel model at one lifetime of a sweep.
+#[derive(Debug, Clone)]
+pub struct SweepFit {
+    /// `Z w` for every point (add ȳ for predictions).
+    pub centred_predictions: Array1<f64>,
+    /// The ridge solve (learner `Ridge` only).
+    pub ridge: Option<KernelFit>,
+}
+
+impl SweepLearner {
+    /// Applies every event with time `<= lifetime` to `state` and updates the model: `Ridge`
+    /// inherits the weights and solves once at `lifetime`; `Sgd` inherits and runs one epoch
+    /// after each event. Rows `0..n_train` are the training rows, `y_centred` their targets.
+    pub fn advance(
+        &mut self,
+        forest: &crate::MondrianForest,
+        events: &[SweepEvent],
+        state: &mut SweepState,
+        lifetime: f64,
+        n_train: usize,
+        y_centred: ArrayView1<f64>,
+    ) -> SweepFit {
+        match self {
+            SweepLearner::Ridge(ridge) => {
+                let applied = state.advance_to(forest, events, lifetime);
+                ridge.inherit(&events[applied]);
+                let fit = ridge.fit(&state.features(), n_train, y_centred);
+                SweepFit {
+                    centred_predictions: fit.centred_predictions.clone(),
+                    ridge: Some(fit),
+                }
+            }
+            SweepLearner::Sgd(sgd, rng) => {
+                while events
+                    .get(state.applied())
+                    .is_some_and(|e| e.time <= lifetime)
+                {
+                    let k = state.step(forest, events).expect("an event is pending");
+                    sgd.inherit(&events[k..=k]);
+                    sgd.epoch(state, n_train, y_centred, rng.as_mut());
+                }
+                SweepFit {
+                    centred_predictions: sgd.centred_predictions(state),
+                    ridge: None,
+                }
+            }
+        }
+    }
+
+    /// The weights of the given global columns in the paper's parametrisation (prediction
+    /// `ȳ + Σ_m w_ℓm / √M`).
+    pub fn paper_weights(&self, columns: &[u32], n_mondrians: usize) -> Vec<f64> {
+        match self {
+            SweepLearner::Ridge(ridge) => ridge.paper_weights(columns, n_mondrians),
+            SweepLearner::Sgd(sgd, _) => sgd.paper_weights(columns),
+        }
+    }
+}
+
 /// The "Mondrian forest" of the paper at the current features.
 #[derive(Debug, Clone)]
 pub struct ForestFit {

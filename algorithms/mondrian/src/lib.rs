@@ -20,7 +20,9 @@ pub mod tree;
 mod error;
 pub use error::MondrianError;
 pub use forest::MondrianForest;
-pub use learners::{forest_fit, ForestFit, KernelFit, KernelRidgeSweep, KernelSgdSweep};
+pub use learners::{
+    forest_fit, ForestFit, KernelFit, KernelRidgeSweep, KernelSgdSweep, SweepFit, SweepLearner,
+};
 pub use process::{sample_box_partition, sample_cut, AxisBox, Cut};
 pub use sweep::{SweepEvent, SweepState};
 pub use tree::{MondrianTree, Split};

@@ -20,7 +20,9 @@ use kernel_core::ridge::kernel_ridge;
 
 use anyhow::Result;
 use kernel_core::metrics::relative_error_percent;
-use mondrian::{forest_fit, KernelRidgeSweep, KernelSgdSweep, MondrianForest, SweepState};
+use mondrian::{
+    forest_fit, KernelRidgeSweep, KernelSgdSweep, MondrianForest, SweepLearner, SweepState,
+};
 use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +89,32 @@ pub enum Learner {
     Sgd,
 }
 
+impl Learner {
+    /// A fresh learner for a sweep over `n_columns` global columns with penalty δ (SGD: α = δ
+    /// as the authors, rows shuffled from the cell's `sgd_shuffle` stream).
+    pub fn sweep_learner(
+        self,
+        n_columns: usize,
+        delta: f64,
+        cg_tolerance: f64,
+        cg_max_iterations: usize,
+        cell: &Cell,
+    ) -> SweepLearner {
+        match self {
+            Learner::Ridge => SweepLearner::Ridge(KernelRidgeSweep::new(
+                n_columns,
+                delta,
+                cg_tolerance,
+                cg_max_iterations,
+            )),
+            Learner::Sgd => SweepLearner::Sgd(
+                KernelSgdSweep::new(n_columns, delta),
+                Box::new(cell.seeds.rng("sgd_shuffle")),
+            ),
+        }
+    }
+}
+
 /// Lifetimes of the exact-kernel oracle.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,10 +127,10 @@ fn yes() -> bool {
     true
 }
 
-fn default_tolerance() -> f64 {
+pub(crate) fn default_tolerance() -> f64 {
     1e-6
 }
-fn default_max_iterations() -> usize {
+pub(crate) fn default_max_iterations() -> usize {
     1000
 }
 
@@ -143,7 +171,7 @@ impl Params for LifetimeSweepParams {
 }
 
 impl Checkpoints {
-    fn lifetimes(&self, terminal: f64, extra: Option<f64>) -> Vec<f64> {
+    pub(crate) fn lifetimes(&self, terminal: f64, extra: Option<f64>) -> Vec<f64> {
         let mut out: Vec<f64> = if self.count == 1 {
             vec![terminal]
         } else {
@@ -296,43 +324,27 @@ impl ExperimentKind for LifetimeSweep {
         )?;
         let events = forest.sweep_events();
         let mut state = SweepState::new(&forest);
-        let mut kernel = match p.learner {
-            Learner::Ridge => KernelLearner::Ridge(KernelRidgeSweep::new(
-                forest.n_columns(),
-                p.delta,
-                p.cg_tolerance,
-                p.cg_max_iterations,
-            )),
-            Learner::Sgd => KernelLearner::Sgd(
-                KernelSgdSweep::new(forest.n_columns(), p.delta),
-                Box::new(cell.seeds.rng("sgd_shuffle")),
-            ),
-        };
+        let mut kernel = p.learner.sweep_learner(
+            forest.n_columns(),
+            p.delta,
+            p.cg_tolerance,
+            p.cg_max_iterations,
+            cell,
+        );
         let mean = d.y_train.mean().unwrap_or(0.0);
         let centred = d.y_train.mapv(|v| v - mean);
         let sets = evaluation_sets(d);
         let mut rows = Vec::new();
         for lifetime in p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at) {
-            let (kernel_pred, solve) = match &mut kernel {
-                KernelLearner::Ridge(ridge) => {
-                    let applied = state.advance_to(&forest, &events, lifetime);
-                    ridge.inherit(&events[applied]);
-                    let fit = ridge.fit(&state.features(), n_train, centred.view());
-                    (fit.centred_predictions.clone(), Some(fit))
-                }
-                KernelLearner::Sgd(sgd, rng) => {
-                    // One epoch after every event, as the authors.
-                    while events
-                        .get(state.applied())
-                        .is_some_and(|e| e.time <= lifetime)
-                    {
-                        let k = state.step(&forest, &events).expect("an event is pending");
-                        sgd.inherit(&events[k..=k]);
-                        sgd.epoch(&state, n_train, centred.view(), rng.as_mut());
-                    }
-                    (sgd.centred_predictions(&state), None)
-                }
-            };
+            let fit = kernel.advance(
+                &forest,
+                &events,
+                &mut state,
+                lifetime,
+                n_train,
+                centred.view(),
+            );
+            let (kernel_pred, solve) = (fit.centred_predictions, fit.ridge);
             let features = state.features();
             let forest_model = p
                 .forest
@@ -376,10 +388,7 @@ impl ExperimentKind for LifetimeSweep {
                     None => forest_fit(&features, n_train, centred.view(), p.delta).leaf_values,
                 };
                 let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
-                let kernel_weights = match &kernel {
-                    KernelLearner::Ridge(ridge) => ridge.paper_weights(&leaves, p.n_mondrians),
-                    KernelLearner::Sgd(sgd, _) => sgd.paper_weights(&leaves),
-                };
+                let kernel_weights = kernel.paper_weights(&leaves, p.n_mondrians);
                 rows.extend(weight_rows(
                     lifetime,
                     &leaf_values,
@@ -513,10 +522,4 @@ fn weight_rows(
         .enumerate()
         .map(|(i, &v)| weight_row("targets", i, v));
     forest.chain(kernel).chain(targets).collect()
-}
-
-/// The kernel model's learner during a sweep.
-enum KernelLearner {
-    Ridge(KernelRidgeSweep),
-    Sgd(KernelSgdSweep, Box<rand_chacha::ChaCha8Rng>),
 }

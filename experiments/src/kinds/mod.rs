@@ -19,6 +19,7 @@ use crate::table::Row;
 pub mod feature_ridge;
 pub mod kernel_approximation;
 pub mod lifetime_sweep;
+pub mod width_selection;
 
 /// A documented result column.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +67,7 @@ static KINDS: &[&dyn ExperimentKind] = &[
     &kernel_approximation::KernelApproximation,
     &feature_ridge::FeatureRidge,
     &lifetime_sweep::LifetimeSweep,
+    &width_selection::WidthSelection,
 ];
 
 /// Every registered kind.
