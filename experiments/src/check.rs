@@ -487,4 +487,42 @@ mod tests {
                 .is_err()
         );
     }
+    #[test]
+    fn statistics_and_array_selectors() {
+        let r = rows();
+        let sd = parse(
+            "kind = \"mean\"\nname = \"s\"\nmetric = \"err\"\nselect = { method = \"a\", m = 1 }\nstatistic = \"sd\"\nmax = 1.0",
+        )
+        .evaluate(&r);
+        assert!((sd.value.unwrap() - 0.1).abs() < 1e-12, "{sd:?}");
+        let count = parse(
+            "kind = \"mean\"\nname = \"c\"\nmetric = \"err\"\nselect = { method = [\"a\", \"b\"], m = 4 }\nstatistic = \"count\"\nmin = 4.0",
+        )
+        .evaluate(&r);
+        assert_eq!(count.value, Some(4.0));
+        let min = parse(
+            "kind = \"ratio\"\nname = \"m\"\nmetric = \"err\"\nnumerator = { method = \"b\" }\ndenominator = { method = \"a\" }\nstatistic = \"min\"\nmax = 3.0",
+        )
+        .evaluate(&r);
+        assert!((min.value.unwrap() - 2.0).abs() < 1e-12, "{min:?}");
+    }
+
+    #[test]
+    fn reach_ratio_compares_first_times_below_a_level() {
+        // err falls with m: a reaches 0.3 first at m = 16 (0.9/4 = 0.225), b at m = 64 (0.225).
+        let r = rows();
+        let spec = |below: f64| {
+            parse(&format!(
+                "kind = \"reach_ratio\"\nname = \"r\"\nmetric = \"err\"\nx = \"m\"\nbelow = {below}\nnumerator = {{ method = \"a\" }}\ndenominator = {{ method = \"b\" }}\nmax = 0.5"
+            ))
+        };
+        let half = spec(0.3).evaluate(&r);
+        assert_eq!(half.value, Some(0.25));
+        assert!(half.passed);
+        // Only a reaches 0.14: b never does, so the ratio is 0.
+        assert_eq!(spec(0.14).evaluate(&r).value, Some(0.0));
+        // Neither reaches 0.01: undefined, a failure.
+        let none = spec(0.01).evaluate(&r);
+        assert!(!none.passed);
+    }
 }

@@ -1,13 +1,17 @@
 //! Criterion benchmarks of the Mondrian kernel feature map and of the kernel-approximation error.
 //!
 //! `feature_map/*` reports throughput in (points × trees) per second; `prefix_max_errors/*`
-//! evaluates `max_ij |K̂_R − K|` for every prefix R of an M = 50 map (the Fig. 5 metric).
+//! evaluates `max_ij |K̂_R − K|` for every prefix R of an M = 50 map (the Fig. 5 metric);
+//! `sweep_vs_single_build/*` compares building the features once at the terminal lifetime Λ
+//! (sample the trees, one feature matrix) with the lifetime sweep (sample the trees, order all
+//! splits in time, and walk through them, which yields the features of every λ <= Λ): the
+//! paper's claim is that the sweep costs a small multiple of the single build.
 //! Compare results as ratios between commits on one machine.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kernel_core::approximation::one_hot_prefix_max_errors;
 use kernel_core::kernel::laplace_gram;
-use mondrian::MondrianForest;
+use mondrian::{MondrianForest, SweepState};
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -63,5 +67,38 @@ fn prefix_max_errors(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, feature_map, prefix_max_errors);
+fn sweep_vs_single_build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sweep_vs_single_build");
+    group.sample_size(10);
+    // CPU-sized data (7373 points, 21 dimensions) and a lifetime giving about 23k splits
+    // (~465 leaves per tree), as the Fig. 9 sweep to 1e-5 on CPU (20k splits).
+    let x = uniform(7373, 21, 5);
+    let (lifetime, trees) = (0.45, 50usize);
+    group.bench_function("single_build", |b| {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        b.iter(|| {
+            MondrianForest::sample(x.view(), lifetime, trees, &mut rng)
+                .unwrap()
+                .features()
+        })
+    });
+    group.bench_function("sweep", |b| {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        b.iter(|| {
+            let forest = MondrianForest::sample(x.view(), lifetime, trees, &mut rng).unwrap();
+            let events = forest.sweep_events();
+            let mut state = SweepState::new(&forest);
+            state.advance_to(&forest, &events, lifetime);
+            (events.len(), state.features())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    feature_map,
+    prefix_max_errors,
+    sweep_vs_single_build
+);
 criterion_main!(benches);
