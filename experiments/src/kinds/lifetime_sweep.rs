@@ -316,34 +316,20 @@ impl ExperimentKind for LifetimeSweep {
         let p: LifetimeSweepParams = super::typed(cell)?;
         let start = Instant::now();
         let n_train = d.y_train.len();
-        let forest = MondrianForest::sample(
-            d.x_all.view(),
+        let mut sweep = Sweep::start(
+            d,
             p.terminal_lifetime,
             p.n_mondrians,
-            &mut cell.seeds.rng("trees"),
-        )?;
-        let events = forest.sweep_events();
-        let mut state = SweepState::new(&forest);
-        let mut kernel = p.learner.sweep_learner(
-            forest.n_columns(),
-            p.delta,
-            p.cg_tolerance,
-            p.cg_max_iterations,
+            p.learner,
+            (p.delta, p.cg_tolerance, p.cg_max_iterations),
             cell,
-        );
-        let mean = d.y_train.mean().unwrap_or(0.0);
-        let centred = d.y_train.mapv(|v| v - mean);
+        )?;
+        let (mean, centred) = (sweep.mean, sweep.centred.clone());
         let sets = evaluation_sets(d);
         let mut rows = Vec::new();
         for lifetime in p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at) {
-            let fit = kernel.advance(
-                &forest,
-                &events,
-                &mut state,
-                lifetime,
-                n_train,
-                centred.view(),
-            );
+            let fit = sweep.advance(lifetime);
+            let state = &sweep.state;
             let (kernel_pred, solve) = (fit.centred_predictions, fit.ridge);
             let features = state.features();
             let forest_model = p
@@ -388,7 +374,7 @@ impl ExperimentKind for LifetimeSweep {
                     None => forest_fit(&features, n_train, centred.view(), p.delta).leaf_values,
                 };
                 let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
-                let kernel_weights = kernel.paper_weights(&leaves, p.n_mondrians);
+                let kernel_weights = sweep.learner.paper_weights(&leaves, p.n_mondrians);
                 rows.extend(weight_rows(
                     lifetime,
                     &leaf_values,
@@ -405,6 +391,65 @@ impl ExperimentKind for LifetimeSweep {
             rows.extend(exact_rows(d, &sets, lifetime, p.delta)?);
         }
         Ok(rows)
+    }
+}
+
+/// A Mondrian lifetime sweep over the stacked points of a split (trees from the cell's `trees`
+/// stream), with its kernel learner.
+pub(crate) struct Sweep {
+    pub forest: MondrianForest,
+    pub events: Vec<mondrian::SweepEvent>,
+    pub state: SweepState,
+    pub learner: SweepLearner,
+    /// ȳ of the training targets.
+    pub mean: f64,
+    /// ỹ = y_train − ȳ.
+    pub centred: Array1<f64>,
+}
+
+impl Sweep {
+    /// Samples M trees to the terminal lifetime and starts the sweep at λ = 0; `solver` is
+    /// (δ, CG tolerance, CG iteration cap).
+    pub(crate) fn start(
+        d: &TransductiveSplit,
+        terminal_lifetime: f64,
+        n_mondrians: usize,
+        learner: Learner,
+        solver: (f64, f64, usize),
+        cell: &Cell,
+    ) -> Result<Self> {
+        let forest = MondrianForest::sample(
+            d.x_all.view(),
+            terminal_lifetime,
+            n_mondrians,
+            &mut cell.seeds.rng("trees"),
+        )?;
+        let events = forest.sweep_events();
+        let state = SweepState::new(&forest);
+        let (delta, tolerance, max_iterations) = solver;
+        let learner =
+            learner.sweep_learner(forest.n_columns(), delta, tolerance, max_iterations, cell);
+        let mean = d.y_train.mean().unwrap_or(0.0);
+        Ok(Self {
+            forest,
+            events,
+            state,
+            learner,
+            mean,
+            centred: d.y_train.mapv(|v| v - mean),
+        })
+    }
+
+    /// Applies every split with time `<= lifetime` and updates the kernel model.
+    pub(crate) fn advance(&mut self, lifetime: f64) -> mondrian::SweepFit {
+        self.learner.advance(
+            &self.forest,
+            &self.events,
+            &mut self.state,
+            lifetime,
+            self.centred.len(),
+            self.centred.view(),
+        )
     }
 }
 

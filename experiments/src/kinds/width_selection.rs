@@ -20,12 +20,14 @@ use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::ridge_weights;
 use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
 use kernel_core::width_search::select_width;
-use mondrian::{KernelRidgeSweep, MondrianForest, SweepState};
+use mondrian::KernelRidgeSweep;
 use ndarray::{s, Array1, ArrayView1};
 use random_features::{RandomBinning, RandomFourierFeatures};
 use serde::{Deserialize, Serialize};
 
-use super::lifetime_sweep::{default_max_iterations, default_tolerance, Checkpoints, Learner};
+use super::lifetime_sweep::{
+    default_max_iterations, default_tolerance, Checkpoints, Learner, Sweep,
+};
 use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
 use crate::cell::Cell;
 use crate::config::DataSpec;
@@ -303,23 +305,14 @@ fn mondrian_sweep(
 ) -> Result<Vec<Row>> {
     let clock = Clock::start();
     let n_train = d.n_train;
-    let mean = d.y_train.mean().unwrap_or(0.0);
-    let centred = d.y_train.mapv(|v| v - mean);
-    let forest = MondrianForest::sample(
-        d.x_all.view(),
+    let mut sweep = Sweep::start(
+        d,
         p.terminal_lifetime,
         p.n_features,
-        &mut cell.seeds.rng("trees"),
-    )?;
-    let events = forest.sweep_events();
-    let mut state = SweepState::new(&forest);
-    let mut learner = p.learner.sweep_learner(
-        forest.n_columns(),
-        p.delta,
-        p.cg_tolerance,
-        p.cg_max_iterations,
+        p.learner,
+        (p.delta, p.cg_tolerance, p.cg_max_iterations),
         cell,
-    );
+    )?;
     let mut rows = Vec::new();
     for (k, lifetime) in p
         .checkpoints
@@ -327,18 +320,11 @@ fn mondrian_sweep(
         .into_iter()
         .enumerate()
     {
-        let fit = learner.advance(
-            &forest,
-            &events,
-            &mut state,
-            lifetime,
-            n_train,
-            centred.view(),
-        );
+        let fit = sweep.advance(lifetime);
         let pred = fit.centred_predictions;
         let e = errors(d, pred.slice(s![d.test_start..]), pred.slice(s![..n_train]))?;
         let mut r = method_row(Method::Mondrian, k, lifetime, e, &clock);
-        r.insert("events".into(), state.applied().into());
+        r.insert("events".into(), sweep.state.applied().into());
         rows.push(r);
     }
     Ok(rows)
