@@ -59,6 +59,9 @@ fn main() {
     watched.sort();
     watched.dedup();
     for path in &watched {
+        // Canonical absolute paths: cargo records a path under the package as relative to it,
+        // and a `..`-relative record of the sibling crates was never found stale again.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         println!("cargo:rerun-if-changed={}", path.display());
     }
     let mut hash = 0xcbf2_9ce4_8422_2325u64;

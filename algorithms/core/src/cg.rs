@@ -26,12 +26,38 @@ pub fn conjugate_gradient(
     rel_tol: f64,
     max_iter: usize,
 ) -> CgReport {
+    preconditioned_conjugate_gradient(
+        apply,
+        |r, z| {
+            for ((zi, ri), di) in z.iter_mut().zip(r).zip(diag) {
+                *zi = ri / di;
+            }
+        },
+        b,
+        x,
+        rel_tol,
+        max_iter,
+    )
+}
+
+/// Solves `A x = b` from the initial guess in `x`; `precondition(r, z)` sets `z = P⁻¹ r` for a
+/// symmetric positive definite `P ≈ A`. Stops when `‖r‖ <= rel_tol · ‖b‖` or after `max_iter`
+/// iterations.
+pub fn preconditioned_conjugate_gradient(
+    apply: impl Fn(&[f64], &mut [f64]),
+    precondition: impl Fn(&[f64], &mut [f64]),
+    b: &[f64],
+    x: &mut [f64],
+    rel_tol: f64,
+    max_iter: usize,
+) -> CgReport {
     let n = b.len();
     let target = rel_tol * dot(b, b).sqrt();
     let mut ax = vec![0.0; n];
     apply(x, &mut ax);
     let mut r: Vec<f64> = b.iter().zip(&ax).map(|(bi, ai)| bi - ai).collect();
-    let mut z: Vec<f64> = r.iter().zip(diag).map(|(ri, di)| ri / di).collect();
+    let mut z = vec![0.0; n];
+    precondition(&r, &mut z);
     let mut p = z.clone();
     let mut rz = dot(&r, &z);
     let mut ap = vec![0.0; n];
@@ -48,9 +74,7 @@ pub fn conjugate_gradient(
             x[i] += alpha * p[i];
             r[i] -= alpha * ap[i];
         }
-        for i in 0..n {
-            z[i] = r[i] / diag[i];
-        }
+        precondition(&r, &mut z);
         let rz_next = dot(&r, &z);
         let beta = rz_next / rz;
         rz = rz_next;

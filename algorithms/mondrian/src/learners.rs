@@ -13,13 +13,30 @@
 //!   leaf indicators with penalty δ/M on `1/√M` features), i.e. shrunk leaf means
 //!   `T_m(x) = S_ℓ/(n_ℓ + δ)`, averaged over trees.
 
-use kernel_core::cg::{conjugate_gradient, CgReport};
+use kernel_core::cg::{preconditioned_conjugate_gradient, CgReport};
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
 use ndarray::{Array1, ArrayView1};
 use rand::Rng;
 
 use crate::sweep::{SweepEvent, SweepState};
+
+/// Preconditioner of the ridge CG solves.
+///
+/// Measured on the Fig. 9 sweep (CPU, M = 50, δ = 1e-4, 99 checkpoints, cap 1000): Jacobi
+/// 51,169 iterations in all, 44 solves capped, worst relative residual 1.0e-4, 31 s on one
+/// core; Gauss-Seidel 46,695 iterations, 35 capped, worst residual 8.3e-6, 83 s. The system is
+/// ill-conditioned by near-collinearity across trees (δ tiny), which block Gauss-Seidel does not
+/// cure: it buys accuracy, not speed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Preconditioner {
+    /// The diagonal (leaf counts + penalty): the spec's suggestion.
+    #[default]
+    Jacobi,
+    /// Symmetric block Gauss-Seidel over the trees (backfitting forward then backward), about
+    /// twice the work of a Jacobi iteration.
+    GaussSeidel,
+}
 
 /// Ridge on the Mondrian kernel features along a sweep, with warm starts.
 #[derive(Debug, Clone)]
@@ -29,6 +46,7 @@ pub struct KernelRidgeSweep {
     delta: f64,
     rel_tol: f64,
     max_iter: usize,
+    preconditioner: Preconditioner,
 }
 
 /// One fit of [`KernelRidgeSweep`].
@@ -51,7 +69,14 @@ impl KernelRidgeSweep {
             delta,
             rel_tol,
             max_iter,
+            preconditioner: Preconditioner::default(),
         }
+    }
+
+    /// The same learner with another CG preconditioner.
+    pub fn with_preconditioner(mut self, preconditioner: Preconditioner) -> Self {
+        self.preconditioner = preconditioner;
+        self
     }
 
     /// Children inherit their parent's weight (predictions unchanged).
@@ -93,11 +118,18 @@ impl KernelRidgeSweep {
             .map(|&g| self.weights[g as usize])
             .collect();
         let operator = features.normal_operator(0..n_train, &compact);
-        let cg = conjugate_gradient(
+        let cg = preconditioned_conjugate_gradient(
             |x, out| operator.apply(x, penalty, out),
+            |r, z| match self.preconditioner {
+                Preconditioner::Jacobi => {
+                    for ((zi, ri), di) in z.iter_mut().zip(r).zip(&diag) {
+                        *zi = ri / di;
+                    }
+                }
+                Preconditioner::GaussSeidel => operator.symmetric_gauss_seidel(r, &diag, z),
+            },
             rhs.as_slice().expect("contiguous"),
             &mut v,
-            &diag,
             self.rel_tol,
             self.max_iter,
         );

@@ -21,7 +21,8 @@ mod error;
 pub use error::MondrianError;
 pub use forest::MondrianForest;
 pub use learners::{
-    forest_fit, ForestFit, KernelFit, KernelRidgeSweep, KernelSgdSweep, SweepFit, SweepLearner,
+    forest_fit, ForestFit, KernelFit, KernelRidgeSweep, KernelSgdSweep, Preconditioner, SweepFit,
+    SweepLearner,
 };
 pub use process::{sample_box_partition, sample_cut, AxisBox, Cut};
 pub use sweep::{SweepEvent, SweepState};

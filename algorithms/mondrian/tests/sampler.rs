@@ -362,59 +362,65 @@ fn sweep_ridge_by_cg_equals_dense_cholesky_and_a_direct_fit() {
     let forest =
         MondrianForest::sample(x.view(), 12.0, m, &mut ChaCha8Rng::seed_from_u64(3)).unwrap();
     let events = forest.sweep_events();
-    let mut state = mondrian::SweepState::new(&forest);
-    let mut ridge = mondrian::KernelRidgeSweep::new(forest.n_columns(), delta, 1e-12, 10_000);
-    for lifetime in [1.0, 3.0, 6.0, 12.0] {
-        let applied = state.advance_to(&forest, &events, lifetime);
-        ridge.inherit(&events[applied]);
-        let features = state.features();
-        let fit = ridge.fit(&features, n_train, centred.view());
-        assert!(fit.cg.converged, "{:?}", fit.cg);
-        // Dense oracle: (AᵀA + MδI) v = Aᵀỹ by Cholesky.
-        let compact = features.compact_columns(0..n_train).unwrap();
-        let gram = features.gram(0..n_train, &compact);
-        let rhs = features.transpose_times(0..n_train, centred.view(), &compact);
-        let v = &nested_ridge(
-            gram.view(),
-            rhs.view(),
-            &[compact.len()],
-            &[m as f64 * delta],
-        )
-        .unwrap()[0];
-        let dense = features.times_prefix(0..x.nrows(), v.view(), &compact, m);
-        for (a, b) in fit.centred_predictions.iter().zip(dense.iter()) {
-            assert!(
-                (a - b).abs() <= 1e-6 * b.abs().max(1.0),
-                "lifetime {lifetime}: {a} vs {b}"
-            );
-        }
-        // The paper's weights w = √M v of every current leaf; 0 where no training point falls
-        // (including leaves that inherited a weight from a parent with training points).
-        let mut leaves: Vec<u32> = (0..x.nrows())
-            .flat_map(|i| features.row(i).to_vec())
-            .collect();
-        leaves.sort_unstable();
-        leaves.dedup();
-        let weights = ridge.paper_weights(&leaves, m);
-        let mut empty = 0;
-        for (&c, &w) in leaves.iter().zip(&weights) {
-            match compact.original_columns().iter().position(|&g| g == c) {
-                Some(a) => assert!(
-                    (w - (m as f64).sqrt() * v[a]).abs() <= 1e-6 * w.abs().max(1.0),
-                    "leaf {c}: {w} vs {}",
-                    (m as f64).sqrt() * v[a]
-                ),
-                None => {
-                    assert_eq!(w, 0.0, "leaf {c} without training points");
-                    empty += 1;
+    for preconditioner in [
+        mondrian::Preconditioner::Jacobi,
+        mondrian::Preconditioner::GaussSeidel,
+    ] {
+        let mut state = mondrian::SweepState::new(&forest);
+        let mut ridge = mondrian::KernelRidgeSweep::new(forest.n_columns(), delta, 1e-12, 10_000)
+            .with_preconditioner(preconditioner);
+        for lifetime in [1.0, 3.0, 6.0, 12.0] {
+            let applied = state.advance_to(&forest, &events, lifetime);
+            ridge.inherit(&events[applied]);
+            let features = state.features();
+            let fit = ridge.fit(&features, n_train, centred.view());
+            assert!(fit.cg.converged, "{:?}", fit.cg);
+            // Dense oracle: (AᵀA + MδI) v = Aᵀỹ by Cholesky.
+            let compact = features.compact_columns(0..n_train).unwrap();
+            let gram = features.gram(0..n_train, &compact);
+            let rhs = features.transpose_times(0..n_train, centred.view(), &compact);
+            let v = &nested_ridge(
+                gram.view(),
+                rhs.view(),
+                &[compact.len()],
+                &[m as f64 * delta],
+            )
+            .unwrap()[0];
+            let dense = features.times_prefix(0..x.nrows(), v.view(), &compact, m);
+            for (a, b) in fit.centred_predictions.iter().zip(dense.iter()) {
+                assert!(
+                    (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                    "lifetime {lifetime}: {a} vs {b}"
+                );
+            }
+            // The paper's weights w = √M v of every current leaf; 0 where no training point falls
+            // (including leaves that inherited a weight from a parent with training points).
+            let mut leaves: Vec<u32> = (0..x.nrows())
+                .flat_map(|i| features.row(i).to_vec())
+                .collect();
+            leaves.sort_unstable();
+            leaves.dedup();
+            let weights = ridge.paper_weights(&leaves, m);
+            let mut empty = 0;
+            for (&c, &w) in leaves.iter().zip(&weights) {
+                match compact.original_columns().iter().position(|&g| g == c) {
+                    Some(a) => assert!(
+                        (w - (m as f64).sqrt() * v[a]).abs() <= 1e-6 * w.abs().max(1.0),
+                        "leaf {c}: {w} vs {}",
+                        (m as f64).sqrt() * v[a]
+                    ),
+                    None => {
+                        assert_eq!(w, 0.0, "leaf {c} without training points");
+                        empty += 1;
+                    }
                 }
             }
-        }
-        if lifetime == 12.0 {
-            assert!(
-                empty > 0,
-                "the test should cover leaves without training points"
-            );
+            if lifetime == 12.0 {
+                assert!(
+                    empty > 0,
+                    "the test should cover leaves without training points"
+                );
+            }
         }
     }
 }

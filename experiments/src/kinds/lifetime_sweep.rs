@@ -64,6 +64,10 @@ pub struct LifetimeSweepParams {
     pub cg_tolerance: f64,
     #[serde(default = "default_max_iterations")]
     pub cg_max_iterations: usize,
+    /// CG preconditioner of the ridge learner: `jacobi` (default) or `gauss_seidel` (symmetric
+    /// block Gauss-Seidel over the trees: more accurate at the iteration cap, slower).
+    #[serde(default)]
+    pub cg_preconditioner: CgPreconditioner,
     /// How the kernel model is fitted: `ridge` (exact ridge by warm-started CG at every
     /// checkpoint; default) or `sgd` (the authors' one epoch of scikit-learn 0.17 SGD per event,
     /// α = δ, warm-started; spec §4.2).
@@ -80,6 +84,24 @@ pub struct LifetimeSweepParams {
     pub weights_at: Option<f64>,
 }
 
+/// CG preconditioner of the ridge learner (see [`mondrian::Preconditioner`]).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CgPreconditioner {
+    #[default]
+    Jacobi,
+    GaussSeidel,
+}
+
+impl From<CgPreconditioner> for mondrian::Preconditioner {
+    fn from(p: CgPreconditioner) -> Self {
+        match p {
+            CgPreconditioner::Jacobi => mondrian::Preconditioner::Jacobi,
+            CgPreconditioner::GaussSeidel => mondrian::Preconditioner::GaussSeidel,
+        }
+    }
+}
+
 /// The kernel model's learner.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -89,26 +111,36 @@ pub enum Learner {
     Sgd,
 }
 
+/// The penalty and CG settings of a sweep's learner.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Solver {
+    pub delta: f64,
+    pub cg_tolerance: f64,
+    pub cg_max_iterations: usize,
+    pub cg_preconditioner: CgPreconditioner,
+}
+
 impl Learner {
-    /// A fresh learner for a sweep over `n_columns` global columns with penalty δ (SGD: α = δ
-    /// as the authors, rows shuffled from the cell's `sgd_shuffle` stream).
-    pub fn sweep_learner(
+    /// A fresh learner for a sweep over `n_columns` global columns (SGD: α = δ as the authors,
+    /// rows shuffled from the cell's `sgd_shuffle` stream).
+    pub(crate) fn sweep_learner(
         self,
         n_columns: usize,
-        delta: f64,
-        cg_tolerance: f64,
-        cg_max_iterations: usize,
+        solver: Solver,
         cell: &Cell,
     ) -> SweepLearner {
         match self {
-            Learner::Ridge => SweepLearner::Ridge(KernelRidgeSweep::new(
-                n_columns,
-                delta,
-                cg_tolerance,
-                cg_max_iterations,
-            )),
+            Learner::Ridge => SweepLearner::Ridge(
+                KernelRidgeSweep::new(
+                    n_columns,
+                    solver.delta,
+                    solver.cg_tolerance,
+                    solver.cg_max_iterations,
+                )
+                .with_preconditioner(solver.cg_preconditioner.into()),
+            ),
             Learner::Sgd => SweepLearner::Sgd(
-                KernelSgdSweep::new(n_columns, delta),
+                KernelSgdSweep::new(n_columns, solver.delta),
                 Box::new(cell.seeds.rng("sgd_shuffle")),
             ),
         }
@@ -321,7 +353,12 @@ impl ExperimentKind for LifetimeSweep {
             p.terminal_lifetime,
             p.n_mondrians,
             p.learner,
-            (p.delta, p.cg_tolerance, p.cg_max_iterations),
+            Solver {
+                delta: p.delta,
+                cg_tolerance: p.cg_tolerance,
+                cg_max_iterations: p.cg_max_iterations,
+                cg_preconditioner: p.cg_preconditioner,
+            },
             cell,
         )?;
         let (mean, centred) = (sweep.mean, sweep.centred.clone());
@@ -408,14 +445,13 @@ pub(crate) struct Sweep {
 }
 
 impl Sweep {
-    /// Samples M trees to the terminal lifetime and starts the sweep at λ = 0; `solver` is
-    /// (δ, CG tolerance, CG iteration cap).
+    /// Samples M trees to the terminal lifetime and starts the sweep at λ = 0.
     pub(crate) fn start(
         d: &TransductiveSplit,
         terminal_lifetime: f64,
         n_mondrians: usize,
         learner: Learner,
-        solver: (f64, f64, usize),
+        solver: Solver,
         cell: &Cell,
     ) -> Result<Self> {
         let forest = MondrianForest::sample(
@@ -426,9 +462,7 @@ impl Sweep {
         )?;
         let events = forest.sweep_events();
         let state = SweepState::new(&forest);
-        let (delta, tolerance, max_iterations) = solver;
-        let learner =
-            learner.sweep_learner(forest.n_columns(), delta, tolerance, max_iterations, cell);
+        let learner = learner.sweep_learner(forest.n_columns(), solver, cell);
         let mean = d.y_train.mean().unwrap_or(0.0);
         Ok(Self {
             forest,

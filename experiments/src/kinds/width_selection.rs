@@ -26,7 +26,7 @@ use random_features::{RandomBinning, RandomFourierFeatures};
 use serde::{Deserialize, Serialize};
 
 use super::lifetime_sweep::{
-    default_max_iterations, default_tolerance, Checkpoints, Learner, Sweep,
+    default_max_iterations, default_tolerance, Checkpoints, Learner, Solver, Sweep,
 };
 use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
 use crate::cell::Cell;
@@ -310,7 +310,12 @@ fn mondrian_sweep(
         p.terminal_lifetime,
         p.n_features,
         p.learner,
-        (p.delta, p.cg_tolerance, p.cg_max_iterations),
+        Solver {
+            delta: p.delta,
+            cg_tolerance: p.cg_tolerance,
+            cg_max_iterations: p.cg_max_iterations,
+            cg_preconditioner: Default::default(),
+        },
         cell,
     )?;
     let mut rows = Vec::new();
