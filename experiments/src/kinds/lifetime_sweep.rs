@@ -314,7 +314,7 @@ impl ExperimentKind for LifetimeSweep {
     }
 
     fn summary(&self) -> &'static str {
-        "one Mondrian lifetime sweep: kernel ridge vs per-tree forest, error vs λ, λ̂ by validation, weights (Mondrian kernel Figs. 7, 9, 10)"
+        "one Mondrian lifetime sweep: kernel (exact ridge or the authors' SGD) vs per-tree forest, error vs λ, λ̂ by validation, weights (Mondrian kernel Figs. 7, 9, 10)"
     }
 
     fn code_version(&self) -> u32 {
