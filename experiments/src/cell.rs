@@ -16,9 +16,6 @@ use sha2::{Digest, Sha256};
 use crate::config::{DataSpec, ResolvedConfig};
 use crate::kinds::ExperimentKind;
 
-/// Fingerprint of the sources that decide a cell's numbers (computed by build.rs).
-pub const CODE_FINGERPRINT: &str = include_str!(concat!(env!("OUT_DIR"), "/code_fingerprint.txt"));
-
 /// Columns every result table starts with.
 pub const IDENTITY_COLUMNS: [&str; 3] = ["experiment", "cell", "rep"];
 /// Timing column every result table ends with (wall seconds of the whole cell).
@@ -89,9 +86,10 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
             .expect("json");
             let key = crate::store::sha256_hex(
                 format!(
-                    "{identity}|seed={}|code={}|sources={CODE_FINGERPRINT}",
+                    "{identity}|seed={}|code={}|sources={}",
                     config.seed,
-                    kind.code_version()
+                    kind.code_version(),
+                    crate::fingerprint::code_fingerprint()
                 )
                 .as_bytes(),
             );

@@ -11,6 +11,7 @@ pub mod check;
 pub mod commands;
 pub mod config;
 pub mod data;
+pub mod fingerprint;
 pub mod kinds;
 pub mod plot;
 pub mod provenance;

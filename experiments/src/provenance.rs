@@ -52,7 +52,7 @@ impl Provenance {
             .or_else(|| std::env::var("HOSTNAME").ok())
             .unwrap_or_else(|| "unknown".into());
         Self {
-            code_fingerprint: crate::cell::CODE_FINGERPRINT.to_string(),
+            code_fingerprint: crate::fingerprint::code_fingerprint().to_string(),
             git_commit,
             git_dirty,
             versions,

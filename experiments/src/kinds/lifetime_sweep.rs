@@ -368,14 +368,14 @@ impl ExperimentKind for LifetimeSweep {
             let fit = sweep.advance(lifetime);
             let state = &sweep.state;
             let (kernel_pred, solve) = (fit.centred_predictions, fit.ridge);
-            let features = state.features();
-            let forest_model = p
-                .forest
-                .then(|| forest_fit(&features, n_train, centred.view(), p.delta));
+            let weights_here = p.weights_at == Some(lifetime);
+            // The forest's closed form is needed to plot it, and for the leaf list of weights.
+            let forest_model = (p.forest || weights_here)
+                .then(|| forest_fit(&state.features(), n_train, centred.view(), p.delta));
             let leaves = (p.n_mondrians + state.applied()) as f64 / p.n_mondrians as f64;
             let elapsed = start.elapsed().as_secs_f64();
             let mut models = vec![("kernel", &kernel_pred)];
-            if let Some(f) = &forest_model {
+            if let Some(f) = forest_model.as_ref().filter(|_| p.forest) {
                 models.push(("forest", &f.centred_predictions));
             }
             for (model, centred_pred) in models {
@@ -405,11 +405,8 @@ impl ExperimentKind for LifetimeSweep {
                     rows.push(r);
                 }
             }
-            if p.weights_at == Some(lifetime) {
-                let leaf_values = match forest_model {
-                    Some(f) => f.leaf_values,
-                    None => forest_fit(&features, n_train, centred.view(), p.delta).leaf_values,
-                };
+            if let Some(f) = forest_model.filter(|_| weights_here) {
+                let leaf_values = f.leaf_values;
                 let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
                 let kernel_weights = sweep.learner.paper_weights(&leaves, p.n_mondrians);
                 rows.extend(weight_rows(
