@@ -470,7 +470,30 @@ pub fn expand_grid(params: &toml::Table) -> Result<Vec<toml::Table>, String> {
     Ok(points)
 }
 
-/// Every `*.toml` file under `configs/`, sorted.
+/// A sort key that orders embedded numbers by value: "fig9" < "fig10", "Fig. 9" < "Fig. 10".
+pub fn natural_key(text: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut letters = String::new();
+    let mut digits = String::new();
+    for ch in text.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            if !digits.is_empty() {
+                key.push((
+                    std::mem::take(&mut letters),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            letters.push(ch);
+        }
+    }
+    key.push((letters, digits.parse().unwrap_or(0)));
+    key
+}
+
+/// Every `*.toml` file under `configs/`, sorted (numbers by value).
 pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
@@ -488,7 +511,8 @@ pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     if dir.is_dir() {
         walk(&dir, &mut out)?;
     }
-    out.sort();
+    // fig5 ... fig9, fig10: numbers by value.
+    out.sort_by_cached_key(|p| natural_key(&p.to_string_lossy()));
     Ok(out
         .into_iter()
         .map(|p| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or(p))

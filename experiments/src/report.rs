@@ -58,29 +58,6 @@ impl Reference {
     }
 }
 
-/// A sort key that orders embedded numbers by value: "Fig. 9" < "Fig. 10" < "Table 2".
-fn figure_order(figure: &str) -> Vec<(String, u64)> {
-    let mut key = Vec::new();
-    let mut text = String::new();
-    let mut digits = String::new();
-    for ch in figure.chars() {
-        if ch.is_ascii_digit() {
-            digits.push(ch);
-        } else {
-            if !digits.is_empty() {
-                key.push((
-                    std::mem::take(&mut text),
-                    digits.parse().unwrap_or(u64::MAX),
-                ));
-                digits.clear();
-            }
-            text.push(ch);
-        }
-    }
-    key.push((text, digits.parse().unwrap_or(0)));
-    key
-}
-
 fn number(v: f64) -> String {
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
         format!("{v:.3e}")
@@ -104,7 +81,7 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
     );
     for (paper, mut configs) in by_paper {
         // Figures in their paper's order ("Fig. 5" before "Fig. 10").
-        configs.sort_by_key(|c| figure_order(&c.config.experiment.figure));
+        configs.sort_by_key(|c| crate::config::natural_key(&c.config.experiment.figure));
         let _ = write!(out, "\n## {paper}\n");
         for r in configs {
             let e = &r.config.experiment;
