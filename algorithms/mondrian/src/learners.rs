@@ -2,7 +2,8 @@
 //!
 //! * [`KernelRidgeSweep`]: ridge regression on the Mondrian kernel features `Z = A/√M`,
 //!   `(ZᵀZ + δI) w = Zᵀỹ`, solved as `(AᵀA + MδI) v = Aᵀỹ` (`w = √M v`, predictions `A v`) by
-//!   Jacobi-preconditioned CG, warm-started across lifetimes: a split copies the parent's weight
+//!   Cholesky while at most [`DENSE_BELOW`] columns are active, then by preconditioned CG
+//!   warm-started across lifetimes: a split copies the parent's weight
 //!   to both children, which leaves every prediction unchanged. Leaves without training points
 //!   have weight exactly 0.
 //! * [`KernelSgdSweep`]: the authors' learner (spec §4.2): one epoch of scikit-learn 0.17's
@@ -15,6 +16,7 @@
 
 use kernel_core::cg::{preconditioned_conjugate_gradient, CgReport};
 use kernel_core::one_hot::OneHotFeatures;
+use kernel_core::ridge::solve_positive_definite;
 use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
 use ndarray::{Array1, ArrayView1};
 use rand::Rng;
@@ -47,7 +49,13 @@ pub struct KernelRidgeSweep {
     rel_tol: f64,
     max_iter: usize,
     preconditioner: Preconditioner,
+    /// Systems with at most this many active columns are solved directly (Cholesky).
+    dense_below: usize,
 }
+
+/// Active columns up to which [`KernelRidgeSweep`] solves by Cholesky (spec §4.4: below about
+/// 3k columns a dense factorisation is cheaper than CG, and exact).
+pub const DENSE_BELOW: usize = 3000;
 
 /// One fit of [`KernelRidgeSweep`].
 #[derive(Debug, Clone)]
@@ -59,6 +67,8 @@ pub struct KernelFit {
     pub relative_residual: f64,
     /// Columns in the solve (leaves holding training points).
     pub active_columns: usize,
+    /// Solved by Cholesky (`cg` then reports no iterations), not CG.
+    pub direct: bool,
 }
 
 impl KernelRidgeSweep {
@@ -70,7 +80,15 @@ impl KernelRidgeSweep {
             rel_tol,
             max_iter,
             preconditioner: Preconditioner::default(),
+            dense_below: DENSE_BELOW,
         }
+    }
+
+    /// The same learner solving systems of at most `columns` active columns by Cholesky
+    /// (0: always CG).
+    pub fn with_dense_below(mut self, columns: usize) -> Self {
+        self.dense_below = columns;
+        self
     }
 
     /// The same learner with another CG preconditioner.
@@ -118,21 +136,45 @@ impl KernelRidgeSweep {
             .map(|&g| self.weights[g as usize])
             .collect();
         let operator = features.normal_operator(0..n_train, &compact);
-        let cg = preconditioned_conjugate_gradient(
-            |x, out| operator.apply(x, penalty, out),
-            |r, z| match self.preconditioner {
-                Preconditioner::Jacobi => {
-                    for ((zi, ri), di) in z.iter_mut().zip(r).zip(&diag) {
-                        *zi = ri / di;
+        let direct = n <= self.dense_below;
+        let cg = if direct {
+            let mut gram = features.gram(0..n_train, &compact);
+            gram.diag_mut().mapv_inplace(|d| d + penalty);
+            match solve_positive_definite(gram, rhs.clone()) {
+                Ok(solution) => v.copy_from_slice(solution.as_slice().expect("contiguous")),
+                // Not reachable for penalty > 0; fall back to CG from the warm start.
+                Err(_) => return self.fit_by_cg(features, n_train, y_centred),
+            }
+            let mut residual = vec![0.0; n];
+            operator.apply(&v, penalty, &mut residual);
+            let norm = residual
+                .iter()
+                .zip(rhs.iter())
+                .map(|(a, b)| (b - a) * (b - a))
+                .sum::<f64>()
+                .sqrt();
+            CgReport {
+                iterations: 0,
+                residual_norm: norm,
+                converged: true,
+            }
+        } else {
+            preconditioned_conjugate_gradient(
+                |x, out| operator.apply(x, penalty, out),
+                |r, z| match self.preconditioner {
+                    Preconditioner::Jacobi => {
+                        for ((zi, ri), di) in z.iter_mut().zip(r).zip(&diag) {
+                            *zi = ri / di;
+                        }
                     }
-                }
-                Preconditioner::GaussSeidel => operator.symmetric_gauss_seidel(r, &diag, z),
-            },
-            rhs.as_slice().expect("contiguous"),
-            &mut v,
-            self.rel_tol,
-            self.max_iter,
-        );
+                    Preconditioner::GaussSeidel => operator.symmetric_gauss_seidel(r, &diag, z),
+                },
+                rhs.as_slice().expect("contiguous"),
+                &mut v,
+                self.rel_tol,
+                self.max_iter,
+            )
+        };
         // Leaves without training points may hold a weight inherited from their parent: zero
         // every weight, then store the solution of the active ones.
         self.weights.fill(0.0);
@@ -155,7 +197,20 @@ impl KernelRidgeSweep {
                 0.0
             },
             active_columns: n,
+            direct,
         }
+    }
+
+    fn fit_by_cg(
+        &mut self,
+        features: &OneHotFeatures,
+        n_train: usize,
+        y_centred: ArrayView1<f64>,
+    ) -> KernelFit {
+        let dense_below = std::mem::replace(&mut self.dense_below, 0);
+        let fit = self.fit(features, n_train, y_centred);
+        self.dense_below = dense_below;
+        fit
     }
 
     /// `w = √M v` of the given global columns after the last [`Self::fit`] (the paper's

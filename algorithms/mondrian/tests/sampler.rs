@@ -362,19 +362,22 @@ fn sweep_ridge_by_cg_equals_dense_cholesky_and_a_direct_fit() {
     let forest =
         MondrianForest::sample(x.view(), 12.0, m, &mut ChaCha8Rng::seed_from_u64(3)).unwrap();
     let events = forest.sweep_events();
-    for preconditioner in [
-        mondrian::Preconditioner::Jacobi,
-        mondrian::Preconditioner::GaussSeidel,
+    for (preconditioner, dense_below) in [
+        (mondrian::Preconditioner::Jacobi, 0),
+        (mondrian::Preconditioner::GaussSeidel, 0),
+        (mondrian::Preconditioner::Jacobi, mondrian::DENSE_BELOW),
     ] {
         let mut state = mondrian::SweepState::new(&forest);
         let mut ridge = mondrian::KernelRidgeSweep::new(forest.n_columns(), delta, 1e-12, 10_000)
-            .with_preconditioner(preconditioner);
+            .with_preconditioner(preconditioner)
+            .with_dense_below(dense_below);
         for lifetime in [1.0, 3.0, 6.0, 12.0] {
             let applied = state.advance_to(&forest, &events, lifetime);
             ridge.inherit(&events[applied]);
             let features = state.features();
             let fit = ridge.fit(&features, n_train, centred.view());
             assert!(fit.cg.converged, "{:?}", fit.cg);
+            assert_eq!(fit.direct, dense_below > 0);
             // Dense oracle: (AᵀA + MδI) v = Aᵀỹ by Cholesky.
             let compact = features.compact_columns(0..n_train).unwrap();
             let gram = features.gram(0..n_train, &compact);

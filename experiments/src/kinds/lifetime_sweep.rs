@@ -68,6 +68,10 @@ pub struct LifetimeSweepParams {
     /// block Gauss-Seidel over the trees: more accurate at the iteration cap, slower).
     #[serde(default)]
     pub cg_preconditioner: CgPreconditioner,
+    /// The ridge learner solves by Cholesky while at most this many leaves hold training points
+    /// (exact, and cheaper than CG there), by CG above; 0: always CG.
+    #[serde(default = "default_dense_below")]
+    pub dense_below: usize,
     /// How the kernel model is fitted: `ridge` (exact ridge by warm-started CG at every
     /// checkpoint; default) or `sgd` (the authors' one epoch of scikit-learn 0.17 SGD per event,
     /// α = δ, warm-started; spec §4.2).
@@ -118,6 +122,7 @@ pub(crate) struct Solver {
     pub cg_tolerance: f64,
     pub cg_max_iterations: usize,
     pub cg_preconditioner: CgPreconditioner,
+    pub dense_below: usize,
 }
 
 impl Learner {
@@ -137,7 +142,8 @@ impl Learner {
                     solver.cg_tolerance,
                     solver.cg_max_iterations,
                 )
-                .with_preconditioner(solver.cg_preconditioner.into()),
+                .with_preconditioner(solver.cg_preconditioner.into())
+                .with_dense_below(solver.dense_below),
             ),
             Learner::Sgd => SweepLearner::Sgd(
                 KernelSgdSweep::new(n_columns, solver.delta),
@@ -161,6 +167,9 @@ fn yes() -> bool {
 
 pub(crate) fn default_tolerance() -> f64 {
     1e-6
+}
+pub(crate) fn default_dense_below() -> usize {
+    mondrian::DENSE_BELOW
 }
 pub(crate) fn default_max_iterations() -> usize {
     1000
@@ -278,7 +287,7 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "cg_iterations",
-        doc: "kernel rows: CG iterations of this checkpoint's solve (warm-started)",
+        doc: "ridge kernel rows: CG iterations of this checkpoint's solve (warm-started; 0 when solved by Cholesky)",
     },
     ColumnDoc {
         name: "cg_converged",
@@ -291,6 +300,10 @@ const COLUMNS: &[ColumnDoc] = &[
     ColumnDoc {
         name: "active_columns",
         doc: "kernel rows: leaves holding training points (the ridge system size)",
+    },
+    ColumnDoc {
+        name: "ridge_solver",
+        doc: "ridge kernel rows: cholesky (at most dense_below active columns) or cg",
     },
     ColumnDoc {
         name: "leaf",
@@ -318,7 +331,7 @@ impl ExperimentKind for LifetimeSweep {
     }
 
     fn code_version(&self) -> u32 {
-        2
+        3
     }
 
     fn columns(&self) -> &'static [ColumnDoc] {
@@ -358,6 +371,7 @@ impl ExperimentKind for LifetimeSweep {
                 cg_tolerance: p.cg_tolerance,
                 cg_max_iterations: p.cg_max_iterations,
                 cg_preconditioner: p.cg_preconditioner,
+                dense_below: p.dense_below,
             },
             cell,
         )?;
@@ -401,6 +415,10 @@ impl ExperimentKind for LifetimeSweep {
                             Value::from(fit.relative_residual),
                         );
                         r.insert("active_columns".into(), fit.active_columns.into());
+                        r.insert(
+                            "ridge_solver".into(),
+                            if fit.direct { "cholesky" } else { "cg" }.into(),
+                        );
                     }
                     rows.push(r);
                 }

@@ -26,7 +26,8 @@ use random_features::{RandomBinning, RandomFourierFeatures};
 use serde::{Deserialize, Serialize};
 
 use super::lifetime_sweep::{
-    default_max_iterations, default_tolerance, Checkpoints, Learner, Solver, Sweep,
+    default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
+    Sweep,
 };
 use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
 use crate::cell::Cell;
@@ -81,6 +82,9 @@ pub struct WidthSelectionParams {
     pub cg_tolerance: f64,
     #[serde(default = "default_max_iterations")]
     pub cg_max_iterations: usize,
+    /// Ridge learner: Cholesky while at most this many columns are active, CG above.
+    #[serde(default = "default_dense_below")]
+    pub dense_below: usize,
 }
 
 fn ten() -> usize {
@@ -315,6 +319,7 @@ fn mondrian_sweep(
             cg_tolerance: p.cg_tolerance,
             cg_max_iterations: p.cg_max_iterations,
             cg_preconditioner: Default::default(),
+            dense_below: p.dense_below,
         },
         cell,
     )?;
@@ -427,6 +432,7 @@ fn random_feature_search(
                             p.cg_tolerance,
                             p.cg_max_iterations,
                         )
+                        .with_dense_below(p.dense_below)
                         .fit(&all, n_train, centred.view());
                         let pred = fit.centred_predictions;
                         (
