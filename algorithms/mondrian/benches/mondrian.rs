@@ -5,13 +5,15 @@
 //! `sweep_vs_single_build/*` compares building the features once at the terminal lifetime Λ
 //! (sample the trees, one feature matrix) with the lifetime sweep (sample the trees, order all
 //! splits in time, and walk through them, which yields the features of every λ <= Λ): the
-//! paper's claim is that the sweep costs a small multiple of the single build.
+//! paper's claim is that the sweep costs a small multiple of the single build;
+//! `sgd_epoch/*` times one epoch of the authors' learner on the Mondrian features of 6554
+//! training rows (the per-split cost of the Figs. 7-10 sweeps), throughput in row-tree entries.
 //! Compare results as ratios between commits on one machine.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kernel_core::approximation::one_hot_prefix_max_errors;
 use kernel_core::kernel::laplace_gram;
-use mondrian::{MondrianForest, SweepState};
+use mondrian::{KernelSgdSweep, MondrianForest, SweepState};
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -95,8 +97,32 @@ fn sweep_vs_single_build(c: &mut Criterion) {
     group.finish();
 }
 
+fn sgd_epoch(c: &mut Criterion) {
+    let mut group = c.benchmark_group("sgd_epoch");
+    group.sample_size(20);
+    let n_train = 6554;
+    let x = uniform(7373, 21, 7);
+    let y = ndarray::Array1::from_shape_fn(n_train, |i| x[[i, 0]] - 0.5);
+    for trees in [50usize, 350] {
+        let forest =
+            MondrianForest::sample(x.view(), 0.3, trees, &mut ChaCha8Rng::seed_from_u64(8))
+                .unwrap();
+        let events = forest.sweep_events();
+        let mut state = SweepState::new(&forest);
+        state.advance_to(&forest, &events, 0.3);
+        group.throughput(Throughput::Elements((n_train * trees) as u64));
+        group.bench_function(BenchmarkId::from_parameter(format!("M{trees}")), |b| {
+            let mut learner = KernelSgdSweep::new(forest.n_columns(), 1e-4);
+            let mut rng = ChaCha8Rng::seed_from_u64(9);
+            b.iter(|| learner.epoch(&state, n_train, y.view(), &mut rng))
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
+    sgd_epoch,
     feature_map,
     prefix_max_errors,
     sweep_vs_single_build
