@@ -263,3 +263,75 @@ fn bad_sweep_and_plot_configs_are_rejected_before_running() {
         );
     }
 }
+
+const WIDTH: &str = r#"
+seed = 3
+repeats = 1
+
+[experiment]
+name = "width_test"
+kind = "width_selection"
+paper = "test"
+figure = "test"
+description = "small Fig. 8"
+
+[data]
+source = "laplace_gp"
+n_train = 200
+n_test = 100
+dim = 2
+lifetime = 5.0
+noise_sd = 0.1
+
+[params]
+method = ["mondrian", "random_fourier", "random_binning"]
+n_features = 10
+delta = 1e-3
+learner = "sgd"
+evaluations = { random_fourier = 6, random_binning = 4 }
+terminal_lifetime = 8.0
+checkpoints = { first = 0.5, count = 5 }
+selection = ["test", "holdout"]
+holdout_rows = 50
+"#;
+
+#[test]
+fn width_search_selects_on_test_or_on_held_out_training_rows() {
+    let root = root_with(&WIDTH.replace("sweep_test", "width_test"));
+    let out = repro(root.path(), &["run", CONFIG, "--no-plot"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, rows) = load_complete(&RunPaths::new(root.path(), "width_test", "full")).unwrap();
+    for method in ["mondrian", "random_fourier", "random_binning"] {
+        for selection in ["test", "holdout"] {
+            let cell: Vec<&Row> = rows
+                .iter()
+                .filter(|r| text(r, "curve") == method && text(r, "selection") == selection)
+                .collect();
+            let expected = match method {
+                "mondrian" => 5,
+                "random_fourier" => 6,
+                _ => 4,
+            };
+            assert_eq!(cell.len(), expected, "{method} {selection}");
+            for r in &cell {
+                let chosen = if selection == "holdout" {
+                    num(r, "holdout_error")
+                } else {
+                    assert!(r.get("holdout_error").is_none_or(|v| v.as_f64().is_none()));
+                    num(r, "error")
+                };
+                assert_eq!(num(r, "selection_error"), chosen);
+                assert!(num(r, "cpu_seconds") >= 0.0);
+            }
+            if method != "mondrian" {
+                // The search starts at λ = 1 and then steps by ±1 in log2 λ.
+                assert_eq!(num(cell[0], "lg"), 0.0);
+                assert_eq!(num(cell[1], "lg").abs(), 1.0);
+            }
+        }
+    }
+}

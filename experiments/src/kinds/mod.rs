@@ -153,6 +153,37 @@ impl TransductiveSplit {
     }
 }
 
+impl TransductiveSplit {
+    /// The same points with the last `rows` training rows held out as a validation set (rows of
+    /// `x_all` keep their order: `[train; holdout; test]`).
+    pub fn with_holdout(&self, rows: usize) -> Result<TransductiveSplit> {
+        if self.validation.is_some() {
+            anyhow::bail!("the data already define a validation set");
+        }
+        if rows == 0 || rows + 2 > self.n_train {
+            anyhow::bail!(
+                "holdout_rows = {rows}: need at least 1 and at most {} (2 training rows must remain)",
+                self.n_train.saturating_sub(2)
+            );
+        }
+        let n_train = self.n_train - rows;
+        let s = ndarray::s![..n_train, ..];
+        Ok(TransductiveSplit {
+            x_all: self.x_all.clone(),
+            x_train: self.x_train.slice(s).to_owned(),
+            x_test: self.x_test.clone(),
+            y_train: self.y_train.slice(ndarray::s![..n_train]).to_owned(),
+            y_test: self.y_test.clone(),
+            validation: Some(crate::data::Labelled {
+                x: self.x_train.slice(ndarray::s![n_train.., ..]).to_owned(),
+                y: self.y_train.slice(ndarray::s![n_train..]).to_owned(),
+            }),
+            n_train,
+            test_start: self.test_start,
+        })
+    }
+}
+
 /// `check_data` of kinds that need a regression dataset.
 pub fn require_dataset(kind: &str, data: &DataSpec) -> Result<(), String> {
     match data {

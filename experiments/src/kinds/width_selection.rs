@@ -85,6 +85,26 @@ pub struct WidthSelectionParams {
     /// Ridge learner: Cholesky while at most this many columns are active, CG above.
     #[serde(default = "default_dense_below")]
     pub dense_below: usize,
+    /// What the width search minimises: `test` (the authors' code: the test error, decision
+    /// D2) or `holdout` (the last `holdout_rows` training rows are held out of training and
+    /// the search minimises their error; the test error is still reported).
+    #[serde(default)]
+    pub selection: Selection,
+    #[serde(default = "default_holdout_rows")]
+    pub holdout_rows: usize,
+}
+
+/// The set the width is selected on.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Selection {
+    #[default]
+    Test,
+    Holdout,
+}
+
+fn default_holdout_rows() -> usize {
+    819
 }
 
 fn ten() -> usize {
@@ -132,6 +152,9 @@ impl Params for WidthSelectionParams {
         if self.cg_max_iterations == 0 {
             return Err("cg_max_iterations must be at least 1".into());
         }
+        if self.selection == Selection::Holdout && self.holdout_rows == 0 {
+            return Err("holdout_rows must be at least 1 with selection = \"holdout\"".into());
+        }
         Ok(())
     }
 }
@@ -161,6 +184,14 @@ const COLUMNS: &[ColumnDoc] = &[
     ColumnDoc {
         name: "train_error",
         doc: "relative training error in percent",
+    },
+    ColumnDoc {
+        name: "holdout_error",
+        doc: "selection = holdout: relative error on the held-out training rows in percent",
+    },
+    ColumnDoc {
+        name: "selection_error",
+        doc: "the error the width search minimises: holdout_error, or the test error",
     },
     ColumnDoc {
         name: "cpu_seconds",
@@ -202,6 +233,15 @@ impl ExperimentKind for WidthSelection {
         super::canonical::<WidthSelectionParams>(point)
     }
 
+    fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value {
+        // Draws depend on the method and M only: the selection set, the learner and the solver
+        // settings see the same trees and features (common random numbers).
+        serde_json::json!({
+            "method": params.get("method"),
+            "n_features": params.get("n_features"),
+        })
+    }
+
     fn prepare(&self, data: &LoadedData) -> Result<Shared> {
         TransductiveSplit::prepare(data)
     }
@@ -209,6 +249,11 @@ impl ExperimentKind for WidthSelection {
     fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>> {
         let d: &TransductiveSplit = super::shared(shared)?;
         let p: WidthSelectionParams = super::typed(cell)?;
+        let holdout = match p.selection {
+            Selection::Test => None,
+            Selection::Holdout => Some(d.with_holdout(p.holdout_rows)?),
+        };
+        let d = holdout.as_ref().unwrap_or(d);
         // One thread of its own for the whole method (a one-thread pool, so that parallel
         // loops inside stay on it), so its CPU clock holds all the work. It is started from a
         // plain thread: a rayon worker waiting on another pool would run other cells meanwhile.
@@ -269,7 +314,7 @@ fn method_row(
     method: Method,
     evaluation: usize,
     lifetime: f64,
-    errors: (f64, f64),
+    errors: &Errors,
     clock: &Clock,
 ) -> Row {
     let name = match method {
@@ -277,29 +322,53 @@ fn method_row(
         Method::RandomFourier => "random_fourier",
         Method::RandomBinning => "random_binning",
     };
-    row([
+    let mut r = row([
         ("evaluation", evaluation.into()),
         ("lifetime", Value::from(lifetime)),
         ("lg", Value::from(lifetime.log2())),
-        ("error", Value::from(errors.0)),
-        ("train_error", Value::from(errors.1)),
+        ("error", Value::from(errors.test)),
+        ("train_error", Value::from(errors.train)),
+        ("selection_error", Value::from(errors.selection())),
         ("cpu_seconds", Value::from(clock.cpu())),
         ("wall_seconds", Value::from(clock.wall())),
         ("curve", name.into()),
-    ])
+    ]);
+    if let Some(h) = errors.holdout {
+        r.insert("holdout_error".into(), Value::from(h));
+    }
+    r
 }
 
-/// (test, train) relative errors of centred predictions of `[train; ...; test]` rows.
-fn errors(
-    d: &TransductiveSplit,
-    test: ArrayView1<f64>,
-    train: ArrayView1<f64>,
-) -> Result<(f64, f64)> {
+/// Relative errors (percent) of one model.
+struct Errors {
+    test: f64,
+    train: f64,
+    /// On the holdout rows, when the widths are selected on them.
+    holdout: Option<f64>,
+}
+
+impl Errors {
+    /// The error the width search minimises: holdout if there is one, else test (as the authors).
+    fn selection(&self) -> f64 {
+        self.holdout.unwrap_or(self.test)
+    }
+}
+
+/// The errors of centred predictions of every row of `x_all` (train; holdout; test).
+fn errors(d: &TransductiveSplit, pred: ArrayView1<f64>) -> Result<Errors> {
     let mean = d.y_train.mean().unwrap_or(0.0);
-    Ok((
-        relative_error_percent((&test + mean).view(), d.y_test.view())?,
-        relative_error_percent((&train + mean).view(), d.y_train.view())?,
-    ))
+    let err = |range: std::ops::Range<usize>, y: ArrayView1<f64>| {
+        relative_error_percent((&pred.slice(s![range]) + mean).view(), y)
+    };
+    Ok(Errors {
+        test: err(d.test_start..pred.len(), d.y_test.view())?,
+        train: err(0..d.n_train, d.y_train.view())?,
+        holdout: d
+            .validation
+            .as_ref()
+            .map(|v| err(d.n_train..d.test_start, v.y.view()))
+            .transpose()?,
+    })
 }
 
 fn mondrian_sweep(
@@ -308,7 +377,6 @@ fn mondrian_sweep(
     cell: &Cell,
 ) -> Result<Vec<Row>> {
     let clock = Clock::start();
-    let n_train = d.n_train;
     let mut sweep = Sweep::start(
         d,
         p.terminal_lifetime,
@@ -331,9 +399,8 @@ fn mondrian_sweep(
         .enumerate()
     {
         let fit = sweep.advance(lifetime);
-        let pred = fit.centred_predictions;
-        let e = errors(d, pred.slice(s![d.test_start..]), pred.slice(s![..n_train]))?;
-        let mut r = method_row(Method::Mondrian, k, lifetime, e, &clock);
+        let e = errors(d, fit.centred_predictions.view())?;
+        let mut r = method_row(Method::Mondrian, k, lifetime, &e, &clock);
         r.insert("events".into(), sweep.state.applied().into());
         rows.push(r);
     }
@@ -360,23 +427,22 @@ fn random_feature_search(
     let mut rows = Vec::new();
     select_width(evaluations - 1, p.search_threshold, |lg| -> Result<f64> {
         let lifetime = lg.exp2();
-        let (test, train): (Array1<f64>, Array1<f64>) = match p.method {
+        let n_train = d.n_train;
+        let train_x = d.x_all.slice(s![..n_train, ..]);
+        let rest_x = d.x_all.slice(s![n_train.., ..]);
+        // Centred predictions for every row of `x_all` (train; holdout; test).
+        let pred: Array1<f64> = match p.method {
             Method::RandomFourier => {
-                let map = RandomFourierFeatures::sample(
-                    d.x_train.ncols(),
-                    m,
-                    lifetime,
-                    &mut feature_rng,
-                )?;
-                let mut z_train = map.transform(d.x_train.view())?;
-                let mut z_test = map.transform(d.x_test.view())?;
+                let map =
+                    RandomFourierFeatures::sample(d.x_all.ncols(), m, lifetime, &mut feature_rng)?;
+                let mut z = map.transform(d.x_all.view())?;
                 let w: Array1<f64> = match p.learner {
                     // The authors' features are unscaled under SGD (decision D3).
                     Learner::Sgd => {
                         let mut w = ScaledWeights::zeros(2 * m);
                         sgd.fit(
                             &mut w,
-                            &z_train.view(),
+                            &z.slice(s![..n_train, ..]),
                             centred.view(),
                             p.epochs,
                             Some(&mut shuffle),
@@ -384,27 +450,30 @@ fn random_feature_search(
                         Array1::from(w.to_vec())
                     }
                     Learner::Ridge => {
-                        z_train *= scale;
-                        z_test *= scale;
-                        ridge_weights(z_train.view(), centred.view(), p.delta)?
+                        z *= scale;
+                        ridge_weights(z.slice(s![..n_train, ..]), centred.view(), p.delta)?
                     }
                 };
-                (z_test.dot(&w), z_train.dot(&w))
+                z.dot(&w)
             }
             Method::RandomBinning => {
                 let mut map =
-                    RandomBinning::sample(d.x_train.ncols(), m, lifetime, &mut feature_rng)?;
-                // Bins come from the training points; test points in unseen bins get no
+                    RandomBinning::sample(d.x_all.ncols(), m, lifetime, &mut feature_rng)?;
+                // Bins come from the training points; held-out points in unseen bins get no
                 // feature for that repetition.
-                let f_train = map.fit_transform(d.x_train.view())?;
-                let f_test = map.transform(d.x_test.view())?;
-                let (n_train, n_test) = (f_train.n_rows(), f_test.n_rows());
+                let f_train = map.fit_transform(train_x)?;
+                let f_rest = map.transform(rest_x)?;
+                let n_columns = f_train.n_columns().max(f_rest.n_columns());
+                let all = OneHotFeatures::new(
+                    d.x_all.nrows(),
+                    m,
+                    n_columns,
+                    [f_train.columns(), f_rest.columns()].concat(),
+                )?;
                 match p.learner {
                     Learner::Sgd => {
-                        let train_rows = OneHotRows::new(f_train.columns(), m, n_train, scale);
-                        let test_rows = OneHotRows::new(f_test.columns(), m, n_test, scale);
-                        let mut w =
-                            ScaledWeights::zeros(f_train.n_columns().max(f_test.n_columns()));
+                        let train_rows = OneHotRows::new(all.columns(), m, n_train, scale);
+                        let mut w = ScaledWeights::zeros(n_columns);
                         sgd.fit(
                             &mut w,
                             &train_rows,
@@ -413,40 +482,27 @@ fn random_feature_search(
                             Some(&mut shuffle),
                         );
                         let w = w.to_vec();
-                        (
-                            (0..n_test).map(|i| test_rows.dot(i, &w)).collect(),
-                            (0..n_train).map(|i| train_rows.dot(i, &w)).collect(),
-                        )
+                        let rows = OneHotRows::new(all.columns(), m, all.n_rows(), scale);
+                        (0..all.n_rows()).map(|i| rows.dot(i, &w)).collect()
                     }
                     Learner::Ridge => {
-                        let n_columns = f_train.n_columns().max(f_test.n_columns());
-                        let all = OneHotFeatures::new(
-                            n_train + n_test,
-                            m,
-                            n_columns,
-                            [f_train.columns(), f_test.columns()].concat(),
-                        )?;
-                        let fit = KernelRidgeSweep::new(
+                        KernelRidgeSweep::new(
                             n_columns,
                             p.delta,
                             p.cg_tolerance,
                             p.cg_max_iterations,
                         )
                         .with_dense_below(p.dense_below)
-                        .fit(&all, n_train, centred.view());
-                        let pred = fit.centred_predictions;
-                        (
-                            pred.slice(s![n_train..]).to_owned(),
-                            pred.slice(s![..n_train]).to_owned(),
-                        )
+                        .fit(&all, n_train, centred.view())
+                        .centred_predictions
                     }
                 }
             }
             Method::Mondrian => unreachable!("the Mondrian kernel sweeps"),
         };
-        let e = errors(d, test.view(), train.view())?;
-        rows.push(method_row(p.method, rows.len(), lifetime, e, &clock));
-        Ok(e.0)
+        let e = errors(d, pred.view())?;
+        rows.push(method_row(p.method, rows.len(), lifetime, &e, &clock));
+        Ok(e.selection())
     })?;
     Ok(rows)
 }
