@@ -166,6 +166,16 @@ fn sweep_selects_by_validation_shares_trees_and_draws_every_figure() {
             let (forest, kernel) = (leaves("forest"), leaves("kernel"));
             assert!(!forest.is_empty());
             assert_eq!(forest, kernel);
+            // Positions in the authors' arrays: a permutation of 0..leaves for each model.
+            for model in ["forest", "kernel"] {
+                let mut positions: Vec<i64> = cell
+                    .iter()
+                    .filter(|r| text(r, "point") == "weights" && text(r, "model") == model)
+                    .map(|r| num(r, "position") as i64)
+                    .collect();
+                positions.sort();
+                assert_eq!(positions, (0..forest.len() as i64).collect::<Vec<_>>());
+            }
             assert_eq!(leaves("targets").len(), 150);
         }
     }

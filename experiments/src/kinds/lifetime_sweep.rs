@@ -311,6 +311,11 @@ const COLUMNS: &[ColumnDoc] = &[
               targets: training row",
     },
     ColumnDoc {
+        name: "position",
+        doc: "weights rows: index in the authors' weight arrays (forest: tree by tree; kernel: \
+              global creation order), which their scatter paired",
+    },
+    ColumnDoc {
         name: "weight",
         doc: "weights rows: forest leaf value S/(n + δ), kernel weight w (prediction \
               mean + Σ_m w/√M), or the centred target y - mean",
@@ -431,6 +436,7 @@ impl ExperimentKind for LifetimeSweep {
                     lifetime,
                     &leaf_values,
                     &kernel_weights,
+                    &sweep,
                     centred.view(),
                 ));
             }
@@ -588,32 +594,55 @@ fn exact_rows(
 }
 
 /// The learned weights of both models on every current leaf, and the centred training targets
-/// (spec §6.6).
+/// (spec §6.6). `position` is a weight's index in the authors' arrays: forest weights tree by
+/// tree (each tree's leaves in the order they were created), kernel weights in the global order
+/// the leaves were created in the sweep; the authors' scatter paired equal positions, i.e.
+/// unrelated leaves (decision D4), where `leaf` pairs the same leaf.
 fn weight_rows(
     lifetime: f64,
     leaf_values: &[(u32, f64)],
     kernel_weights: &[f64],
+    sweep: &Sweep,
     centred: ArrayView1<f64>,
 ) -> Vec<Row> {
-    let weight_row = |model: &str, leaf: usize, weight: f64| {
+    let weight_row = |model: &str, leaf: usize, position: usize, weight: f64| {
         row([
             ("point", "weights".into()),
             ("lifetime", Value::from(lifetime)),
             ("model", model.into()),
             ("leaf", leaf.into()),
+            ("position", position.into()),
             ("weight", Value::from(weight)),
         ])
     };
+    // Creation order over all trees: the roots, then both children of every split applied.
+    let mut created = vec![usize::MAX; sweep.forest.n_columns()];
+    let births = sweep.forest.column_offsets().into_iter().chain(
+        sweep.events[..sweep.state.applied()]
+            .iter()
+            .flat_map(|e| [e.left, e.right]),
+    );
+    for (rank, column) in births.enumerate() {
+        created[column as usize] = rank;
+    }
+    let mut global: Vec<usize> = (0..leaf_values.len()).collect();
+    global.sort_by_key(|&k| created[leaf_values[k].0 as usize]);
+    let mut kernel_position = vec![0; leaf_values.len()];
+    for (position, &k) in global.iter().enumerate() {
+        kernel_position[k] = position;
+    }
     let forest = leaf_values
         .iter()
-        .map(|&(c, v)| weight_row("forest", c as usize, v));
+        .enumerate()
+        .map(|(k, &(c, v))| weight_row("forest", c as usize, k, v));
     let kernel = leaf_values
         .iter()
         .zip(kernel_weights)
-        .map(|(&(c, _), &w)| weight_row("kernel", c as usize, w));
+        .zip(&kernel_position)
+        .map(|((&(c, _), &w), &k)| weight_row("kernel", c as usize, k, w));
     let targets = centred
         .iter()
         .enumerate()
-        .map(|(i, &v)| weight_row("targets", i, v));
+        .map(|(i, &v)| weight_row("targets", i, i, v));
     forest.chain(kernel).chain(targets).collect()
 }
