@@ -17,7 +17,7 @@ help:
 	@echo "make report         reproduced vs published numbers (results/REPORT.md)"
 	@echo "make bench          criterion benchmarks"
 	@echo "make lint           rustfmt check + clippy -D warnings"
-	@echo "make clean          remove generated results and quick/ablation figures"
+	@echo "make clean          remove generated results and all but the full-run figures"
 
 # ndarray-linalg links LAPACK from Debian's libopenblas-dev (feature openblas-system).
 deps:
@@ -60,4 +60,5 @@ lint:
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
 clean:
-	rm -rf results/*/ figures/*/quick.* figures/*/*-set-*
+	rm -rf results/*/ figures/*/*-set-*
+	find figures -type f ! -name 'full.*' ! -name 'full-*' -delete
