@@ -26,18 +26,14 @@ pub fn conjugate_gradient(
     rel_tol: f64,
     max_iter: usize,
 ) -> CgReport {
-    preconditioned_conjugate_gradient(
-        apply,
-        |r, z| {
-            for ((zi, ri), di) in z.iter_mut().zip(r).zip(diag) {
-                *zi = ri / di;
-            }
-        },
-        b,
-        x,
-        rel_tol,
-        max_iter,
-    )
+    preconditioned_conjugate_gradient(apply, |r, z| jacobi(r, diag, z), b, x, rel_tol, max_iter)
+}
+
+/// The Jacobi preconditioner: `z = r / diag`, elementwise.
+pub fn jacobi(r: &[f64], diag: &[f64], z: &mut [f64]) {
+    for ((zi, ri), di) in z.iter_mut().zip(r).zip(diag) {
+        *zi = ri / di;
+    }
 }
 
 /// Solves `A x = b` from the initial guess in `x`; `precondition(r, z)` sets `z = P⁻¹ r` for a

@@ -14,7 +14,7 @@
 //!   leaf indicators with penalty δ/M on `1/√M` features), i.e. shrunk leaf means
 //!   `T_m(x) = S_ℓ/(n_ℓ + δ)`, averaged over trees.
 
-use kernel_core::cg::{preconditioned_conjugate_gradient, CgReport};
+use kernel_core::cg::{jacobi, preconditioned_conjugate_gradient, CgReport};
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::solve_positive_definite;
 use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
@@ -136,15 +136,16 @@ impl KernelRidgeSweep {
             .map(|&g| self.weights[g as usize])
             .collect();
         let operator = features.normal_operator(0..n_train, &compact);
-        let direct = n <= self.dense_below;
-        let cg = if direct {
+        // Cholesky for small systems (the factorisation cannot fail for penalty > 0; if it did,
+        // CG from the warm start takes over).
+        let direct = n <= self.dense_below && {
             let mut gram = features.gram(0..n_train, &compact);
             gram.diag_mut().mapv_inplace(|d| d + penalty);
-            match solve_positive_definite(gram, rhs.clone()) {
-                Ok(solution) => v.copy_from_slice(solution.as_slice().expect("contiguous")),
-                // Not reachable for penalty > 0; fall back to CG from the warm start.
-                Err(_) => return self.fit_by_cg(features, n_train, y_centred),
-            }
+            solve_positive_definite(gram, rhs.clone())
+                .map(|solution| v.copy_from_slice(solution.as_slice().expect("contiguous")))
+                .is_ok()
+        };
+        let cg = if direct {
             let mut residual = vec![0.0; n];
             operator.apply(&v, penalty, &mut residual);
             let norm = residual
@@ -162,11 +163,7 @@ impl KernelRidgeSweep {
             preconditioned_conjugate_gradient(
                 |x, out| operator.apply(x, penalty, out),
                 |r, z| match self.preconditioner {
-                    Preconditioner::Jacobi => {
-                        for ((zi, ri), di) in z.iter_mut().zip(r).zip(&diag) {
-                            *zi = ri / di;
-                        }
-                    }
+                    Preconditioner::Jacobi => jacobi(r, &diag, z),
                     Preconditioner::GaussSeidel => operator.symmetric_gauss_seidel(r, &diag, z),
                 },
                 rhs.as_slice().expect("contiguous"),
@@ -199,18 +196,6 @@ impl KernelRidgeSweep {
             active_columns: n,
             direct,
         }
-    }
-
-    fn fit_by_cg(
-        &mut self,
-        features: &OneHotFeatures,
-        n_train: usize,
-        y_centred: ArrayView1<f64>,
-    ) -> KernelFit {
-        let dense_below = std::mem::replace(&mut self.dense_below, 0);
-        let fit = self.fit(features, n_train, y_centred);
-        self.dense_below = dense_below;
-        fit
     }
 
     /// `w = √M v` of the given global columns after the last [`Self::fit`] (the paper's
