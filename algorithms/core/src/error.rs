@@ -17,6 +17,13 @@ pub enum CoreError {
         value: String,
         expected: &'static str,
     },
+    /// An input point has a NaN or infinite coordinate.
+    #[error("input row {row}, column {column} is not finite ({value}); remove or impute it")]
+    NonFiniteInput {
+        row: usize,
+        column: usize,
+        value: f64,
+    },
     /// A linear system could not be solved (matrix not positive definite).
     #[error("linear solve failed: {0}")]
     Solve(String),

@@ -1,5 +1,8 @@
 //! Shared numerics for random-partition and random-feature kernel methods.
 //!
+//! * [`model`]: the model traits the harness uses: [`FeatureMap`] (new points to [`Features`],
+//!   one-hot or dense, in blocks), [`Predictor`] (a fitted model), [`OnlineLearner`] (predict,
+//!   then update);
 //! * [`kernel`]: exact kernels (the Laplace kernel `exp(-λ‖x − x'‖₁)` that the Mondrian kernel,
 //!   random binning and Laplace random Fourier features all approximate);
 //! * [`one_hot`]: sparse feature matrices with exactly one non-zero per block and row (Mondrian
@@ -20,6 +23,7 @@ pub mod cg;
 pub mod gp;
 pub mod kernel;
 pub mod metrics;
+pub mod model;
 pub mod one_hot;
 pub mod ridge;
 pub mod sgd;
@@ -27,3 +31,4 @@ pub mod width_search;
 
 mod error;
 pub use error::CoreError;
+pub use model::{DenseFeatures, FeatureMap, Features, OnlineLearner, Predictor};

@@ -10,6 +10,9 @@
 //! The shrink is applied lazily, as scikit-learn does: `w = scale · v`, so a step costs the
 //! non-zeros of the row, not the length of `w`. The objective is
 //! `(1/N) Σ ½ (y_i − w·z_i)² + (α/2) ‖w‖²`, i.e. ridge with penalty `N α`.
+//!
+//! [`OnlineSgd`] is the same per-sample step ([`Sgd::step`]) as an [`crate::OnlineLearner`]: a
+//! stream in order, predicted then learnt, is one `fit` epoch without shuffling.
 
 use ndarray::{ArrayView1, ArrayView2};
 use rand::seq::SliceRandom;
@@ -232,9 +235,7 @@ impl Sgd {
 
     /// The learning rates `η0 / t^power_t` of samples `t = 1..=n` of one `fit` call.
     pub fn schedule(&self, n: usize) -> Vec<f64> {
-        (1..=n)
-            .map(|t| self.eta0 / (t as f64).powf(self.power_t))
-            .collect()
+        (1..=n).map(|t| self.learning_rate(t)).collect()
     }
 
     /// One call of `fit` with a warm start: `epochs` passes over `rows` with targets `y`, the
@@ -273,26 +274,139 @@ impl Sgd {
                 order.shuffle(rng);
             }
             for (&i, &eta) in order.iter().zip(epoch_etas) {
-                let p = w.predict(rows, i);
-                let dloss = (p - y[i]).clamp(-MAX_DLOSS, MAX_DLOSS);
-                w.scale *= (1.0 - eta * self.alpha).max(0.0);
-                if w.scale < 1e-9 {
-                    // scikit-learn resets the scale the same way (before the update).
-                    w.renormalise();
-                }
-                if w.scale == 0.0 {
-                    w.v.fill(0.0);
-                    w.scale = 1.0;
-                }
-                rows.add_to(i, -eta * dloss / w.scale, &mut w.v);
+                self.step(w, rows, i, y[i], eta);
             }
         }
+    }
+
+    /// One sample of [`Self::fit`]: with learning rate `η`, `p = w·z_i`, then
+    /// `w ← max(0, 1 − η α) w − η (p − y_i) z_i`. Returns `p`, the prediction before the step.
+    #[inline]
+    pub fn step(&self, w: &mut ScaledWeights, rows: &impl Rows, i: usize, y: f64, eta: f64) -> f64 {
+        let p = w.predict(rows, i);
+        let dloss = (p - y).clamp(-MAX_DLOSS, MAX_DLOSS);
+        w.scale *= (1.0 - eta * self.alpha).max(0.0);
+        if w.scale < 1e-9 {
+            // scikit-learn resets the scale the same way (before the update).
+            w.renormalise();
+        }
+        if w.scale == 0.0 {
+            w.v.fill(0.0);
+            w.scale = 1.0;
+        }
+        rows.add_to(i, -eta * dloss / w.scale, &mut w.v);
+        p
+    }
+
+    /// The learning rate `η0 / t^power_t` of sample `t` (from 1), as in [`Self::schedule`].
+    pub fn learning_rate(&self, t: usize) -> f64 {
+        self.eta0 / (t as f64).powf(self.power_t)
+    }
+}
+
+/// How [`OnlineSgd`] reads one row of a stream: as the one-row [`Rows`] view that [`Sgd::fit`]
+/// reads for the same data, so that an online pass rounds exactly as a `fit` epoch does.
+pub trait RowFormat {
+    /// One row of the stream.
+    type Row: ?Sized;
+    /// The one-row view of a row.
+    type View<'a>: Rows
+    where
+        Self: 'a;
+    /// `row` as a [`Rows`] of one row (index 0).
+    fn view<'a>(&'a self, row: &'a Self::Row) -> Self::View<'a>;
+}
+
+/// Dense rows `z ∈ ℝ^C` as `&[f64]`; read as a contiguous `ArrayView2` row, the form in which
+/// [`Sgd::fit`] reads a standard-layout matrix.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DenseFormat;
+
+impl RowFormat for DenseFormat {
+    type Row = [f64];
+    type View<'a> = ArrayView2<'a, f64>;
+    fn view<'a>(&'a self, row: &'a [f64]) -> ArrayView2<'a, f64> {
+        ArrayView2::from_shape((1, row.len()), row).expect("one contiguous row")
+    }
+}
+
+/// One-hot rows as their column ids `&[u32]` (one per block, [`ABSENT`] allowed unless
+/// `complete`), every present entry with value `value` (`1/√M` for Mondrian or binning
+/// features); read as [`OneHotRows::new`] or, when `complete`, [`OneHotRows::complete`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OneHotFormat {
+    /// The value of every present entry (`1/√M`).
+    pub value: f64,
+    /// Rows have no [`ABSENT`] entry (read as [`OneHotRows::complete`]: same numbers as a `fit`
+    /// on `OneHotRows::complete` rows).
+    pub complete: bool,
+}
+
+impl RowFormat for OneHotFormat {
+    type Row = [u32];
+    type View<'a> = OneHotRows<'a>;
+    fn view<'a>(&'a self, row: &'a [u32]) -> OneHotRows<'a> {
+        if self.complete {
+            OneHotRows::complete(row, row.len(), 1, self.value)
+        } else {
+            OneHotRows::new(row, row.len(), 1, self.value)
+        }
+    }
+}
+
+/// scikit-learn 0.17's SGD as an online learner: sample `t` (from 1) of the stream is predicted
+/// with the current weights, then learnt with one [`Sgd::step`] at rate `η0 / t^power_t`. A pass
+/// over rows in order is exactly one epoch of [`Sgd::fit`] without shuffling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnlineSgd<F> {
+    sgd: Sgd,
+    format: F,
+    weights: ScaledWeights,
+    /// Samples learnt so far.
+    t: usize,
+}
+
+impl<F: RowFormat> OnlineSgd<F> {
+    /// `n_columns` weights, all 0, rows read as `format`.
+    pub fn new(sgd: Sgd, format: F, n_columns: usize) -> Self {
+        Self {
+            sgd,
+            format,
+            weights: ScaledWeights::zeros(n_columns),
+            t: 0,
+        }
+    }
+
+    /// The current weights `w`.
+    pub fn weights(&self) -> &ScaledWeights {
+        &self.weights
+    }
+
+    /// Number of samples learnt (the next sample is `t + 1` of the schedule).
+    pub fn samples_seen(&self) -> usize {
+        self.t
+    }
+}
+
+impl<F: RowFormat> crate::model::OnlineLearner for OnlineSgd<F> {
+    type Row = F::Row;
+
+    fn predict_one(&self, x: &F::Row) -> f64 {
+        self.weights.predict(&self.format.view(x), 0)
+    }
+
+    fn update(&mut self, x: &F::Row, y: f64) -> f64 {
+        self.t += 1;
+        let eta = self.sgd.learning_rate(self.t);
+        self.sgd
+            .step(&mut self.weights, &self.format.view(x), 0, y, eta)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::OnlineLearner;
     use crate::ridge::ridge_weights;
     use ndarray::{array, Array1};
     use rand::SeedableRng;
@@ -370,6 +484,101 @@ mod tests {
         sgd.fit(&mut b, &dense.view(), y.view(), 5, Some(&mut r2));
         for (x, z) in a.to_vec().iter().zip(b.to_vec()) {
             assert!((x - z).abs() < 1e-14);
+        }
+    }
+
+    /// The predictions made before each sample of one epoch in row order, by the rule written
+    /// out directly (no lazy scale).
+    fn predictions_by_hand(z: &ndarray::Array2<f64>, y: &Array1<f64>, alpha: f64) -> Vec<f64> {
+        let mut w = vec![0.0; z.ncols()];
+        let mut predictions = Vec::new();
+        for i in 0..z.nrows() {
+            let eta = 0.01 / ((i + 1) as f64).powf(0.25);
+            let p: f64 = z.row(i).iter().zip(&w).map(|(a, b)| a * b).sum();
+            predictions.push(p);
+            for (wj, zj) in w.iter_mut().zip(z.row(i)) {
+                *wj = *wj * (1.0 - eta * alpha) - eta * (p - y[i]) * zj;
+            }
+        }
+        predictions
+    }
+
+    #[test]
+    fn an_online_pass_over_dense_rows_is_one_fit_epoch() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let (n, c) = (40, 7);
+        let z = ndarray::Array2::from_shape_fn((n, c), |_| rng.random_range(-1.0..1.0));
+        let y = Array1::from_shape_fn(n, |i| z[[i, 1]] - 0.5 * z[[i, 4]] + 0.3);
+        let sgd = Sgd::sklearn_0_17(0.2);
+        let mut fitted = ScaledWeights::zeros(c);
+        sgd.fit::<ChaCha8Rng>(&mut fitted, &z.view(), y.view(), 1, None);
+
+        let mut online = OnlineSgd::new(sgd, DenseFormat, c);
+        let stream = (0..n).map(|i| (z.row(i).to_slice().unwrap(), y[i]));
+        let predictions = online.run_stream(stream);
+        assert_eq!(online.weights(), &fitted);
+        assert_eq!(online.samples_seen(), n);
+
+        let by_hand = predictions_by_hand(&z, &y, 0.2);
+        for (k, (&p, &q)) in predictions.iter().zip(&by_hand).enumerate() {
+            assert!((p - q).abs() < 1e-13, "sample {k}: {p} vs {q}");
+            // Exactly the prediction of the model fitted on the rows before it.
+            let mut before = ScaledWeights::zeros(c);
+            let head = z.slice(ndarray::s![..k, ..]);
+            sgd.fit::<ChaCha8Rng>(&mut before, &head, y.slice(ndarray::s![..k]), 1, None);
+            assert_eq!(p.to_bits(), before.predict(&z.view(), k).to_bits());
+        }
+        assert_eq!(
+            online.predict_one(z.row(0).to_slice().unwrap()),
+            fitted.predict(&z.view(), 0)
+        );
+    }
+
+    #[test]
+    fn an_online_pass_over_one_hot_rows_is_one_fit_epoch() {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let (n, blocks, per_block) = (30, 6, 4);
+        let value = 1.0 / (blocks as f64).sqrt();
+        let draw = |rng: &mut ChaCha8Rng, absent: bool| -> Vec<u32> {
+            (0..n * blocks)
+                .map(|k| {
+                    if absent && rng.random::<f64>() < 0.2 {
+                        ABSENT
+                    } else {
+                        ((k % blocks) * per_block + rng.random_range(0..per_block)) as u32
+                    }
+                })
+                .collect()
+        };
+        let y = Array1::from_shape_fn(n, |i| (i as f64 * 0.37).sin());
+        let sgd = Sgd::sklearn_0_17(0.05);
+        for complete in [false, true] {
+            let columns = draw(&mut rng, !complete);
+            let rows = if complete {
+                OneHotRows::complete(&columns, blocks, n, value)
+            } else {
+                OneHotRows::new(&columns, blocks, n, value)
+            };
+            let mut fitted = ScaledWeights::zeros(blocks * per_block);
+            sgd.fit::<ChaCha8Rng>(&mut fitted, &rows, y.view(), 1, None);
+            let format = OneHotFormat { value, complete };
+            let mut online = OnlineSgd::new(sgd, format, blocks * per_block);
+            let predictions = online.run_stream(columns.chunks(blocks).zip(y.iter().copied()));
+            assert_eq!(online.weights(), &fitted);
+
+            // Independently: the dense matrix of the same rows, the rule written out.
+            let mut dense = ndarray::Array2::<f64>::zeros((n, blocks * per_block));
+            for (i, row) in columns.chunks(blocks).enumerate() {
+                for &c in row.iter().filter(|&&c| c != ABSENT) {
+                    dense[[i, c as usize]] = value;
+                }
+            }
+            for (p, q) in predictions
+                .iter()
+                .zip(predictions_by_hand(&dense, &y, 0.05))
+            {
+                assert!((p - q).abs() < 1e-13, "{p} vs {q}");
+            }
         }
     }
 

@@ -10,7 +10,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use ndarray::ArrayView2;
+use ndarray::{ArrayView1, ArrayView2};
 use rand::Rng;
 
 use crate::error::{check_lifetime, MondrianError};
@@ -32,7 +32,11 @@ pub struct Split {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MondrianTree {
     lifetime: f64,
+    /// Number of coordinates D of the points it was sampled on.
+    dim: usize,
     splits: Vec<Split>,
+    /// Index in `splits` of the split of every node, [`NO_SPLIT`] for leaves (routing).
+    split_of_node: Vec<u32>,
     n_nodes: u32,
     leaf_of_point: Vec<u32>,
     /// A permutation of the points in which every node's points are contiguous.
@@ -40,6 +44,9 @@ pub struct MondrianTree {
     /// `order[range[node].0..range[node].1]` are the points of `node`.
     range: Vec<(u32, u32)>,
 }
+
+/// Marks a node without a split (a leaf at the terminal lifetime).
+const NO_SPLIT: u32 = u32::MAX;
 
 /// A scheduled cut of `node`, ordered by time (then node id) for a min-heap.
 #[derive(Debug, Clone, Copy)]
@@ -167,6 +174,10 @@ impl MondrianTree {
         }
         let n_nodes = cells.range.len() as u32;
         let leaf_of_point = leaves_from_cells(&cells, &splits);
+        let mut split_of_node = vec![NO_SPLIT; n_nodes as usize];
+        for (k, split) in splits.iter().enumerate() {
+            split_of_node[split.node as usize] = k as u32;
+        }
         // Children partition their parent's range in place, so at the end every node's points,
         // internal nodes included, are still contiguous in `order`.
         let range = cells
@@ -176,7 +187,9 @@ impl MondrianTree {
             .collect();
         Ok(Self {
             lifetime,
+            dim: x.ncols(),
             splits,
+            split_of_node,
             n_nodes,
             leaf_of_point,
             order: cells.order,
@@ -187,6 +200,34 @@ impl MondrianTree {
     /// The terminal lifetime the tree was sampled to.
     pub fn lifetime(&self) -> f64 {
         self.lifetime
+    }
+
+    /// Number of coordinates D of the points the tree was sampled on.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The leaf (node id) at the terminal lifetime of the cell holding `x`, a point of ℝ^D not
+    /// necessarily among the sampled ones: from the root, each split sends `x` left when
+    /// `x_d <= location`, as it sent the sampled points. For a sampled point this is its entry
+    /// of [`Self::leaf_of_point`]. Cells are the restriction of the Mondrian to the data, so a
+    /// point outside the data's bounding box lands in the leaf whose half-spaces contain it.
+    ///
+    /// Panics if `x` has fewer than D coordinates.
+    pub fn leaf_of(&self, x: ArrayView1<f64>) -> u32 {
+        let mut node = 0u32;
+        loop {
+            let k = self.split_of_node[node as usize];
+            if k == NO_SPLIT {
+                return node;
+            }
+            let split = &self.splits[k as usize];
+            node = if x[split.dimension] <= split.location {
+                split.left
+            } else {
+                split.right
+            };
+        }
     }
 
     /// The splits in time order.

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use kernel_core::one_hot::{OneHotFeatures, ABSENT};
+use kernel_core::{CoreError, FeatureMap, Features};
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
@@ -115,6 +116,19 @@ impl RandomBinning {
     }
 }
 
+impl FeatureMap for RandomBinning {
+    /// The M repetitions (grids).
+    fn n_blocks(&self) -> usize {
+        self.n_repetitions()
+    }
+
+    /// [`RandomBinning::transform`]: only bins seen by [`RandomBinning::fit_transform`] are
+    /// features, so call that on the training points first.
+    fn features(&self, x: ArrayView2<f64>) -> Result<Features, CoreError> {
+        Ok(Features::OneHot(self.transform(x)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +166,45 @@ mod tests {
         let test = map.transform(array![[0.0], [100.0]].view()).unwrap();
         assert_eq!((0..20).filter(|&m| test.column(0, m).is_some()).count(), 20);
         assert_eq!((0..20).filter(|&m| test.column(1, m).is_some()).count(), 0);
+    }
+
+    #[test]
+    fn feature_map_gives_the_bins_seen_when_fitting() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let mut map = RandomBinning::sample(2, 7, 2.0, &mut rng).unwrap();
+        let train = array![[0.0, 0.0], [0.3, -0.2], [1.0, 2.0]];
+        let fitted = map.fit_transform(train.view()).unwrap();
+        let map: Box<dyn FeatureMap> = Box::new(map);
+        assert_eq!(map.n_blocks(), 7);
+        // The training points again: the very columns fit_transform gave them.
+        assert_eq!(
+            map.features(train.view()).unwrap(),
+            Features::OneHot(fitted.clone())
+        );
+        // A new point: by brute force, its bin in grid m is the bin of a training point exactly
+        // when the ceilings agree in every dimension.
+        let (widths, shifts) = {
+            let mut rng = ChaCha8Rng::seed_from_u64(8);
+            let again = RandomBinning::sample(2, 7, 2.0, &mut rng).unwrap();
+            (again.widths.clone(), again.shifts.clone())
+        };
+        let new = array![[0.1, 0.05], [50.0, 50.0]];
+        let Features::OneHot(f) = map.features(new.view()).unwrap() else {
+            panic!("binning features are one-hot")
+        };
+        let bin = |m: usize, x: ndarray::ArrayView1<f64>| -> Vec<f64> {
+            (0..2)
+                .map(|d| ((x[d] - shifts[[m, d]]) / widths[[m, d]]).ceil())
+                .collect()
+        };
+        for i in 0..new.nrows() {
+            for m in 0..7 {
+                let owner =
+                    (0..train.nrows()).find(|&j| bin(m, train.row(j)) == bin(m, new.row(i)));
+                assert_eq!(f.column(i, m), owner.map(|j| fitted.row(j)[m]));
+            }
+        }
+        assert!(map.features(array![[1.0]].view()).is_err());
     }
 
     #[test]

@@ -21,6 +21,33 @@ pub enum FeatureError {
     Core(#[from] kernel_core::CoreError),
 }
 
+impl From<FeatureError> for kernel_core::CoreError {
+    /// For callers behind kernel-core's model traits ([`kernel_core::FeatureMap`]).
+    fn from(e: FeatureError) -> Self {
+        use kernel_core::CoreError;
+        match e {
+            FeatureError::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => CoreError::InvalidParameter {
+                name,
+                value,
+                expected,
+            },
+            FeatureError::DimensionMismatch { expected, got } => CoreError::ShapeMismatch {
+                what: "input columns vs the dimension the feature map was drawn for",
+                expected,
+                got,
+            },
+            FeatureError::NonFiniteInput { row, column, value } => {
+                CoreError::NonFiniteInput { row, column, value }
+            }
+            FeatureError::Core(e) => e,
+        }
+    }
+}
+
 pub(crate) fn check_count(name: &'static str, value: usize) -> Result<usize, FeatureError> {
     if value == 0 {
         Err(FeatureError::InvalidParameter {

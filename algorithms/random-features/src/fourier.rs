@@ -5,7 +5,7 @@
 //! standard Cauchy draws, `z(x) = [cos(xᵀΩ), sin(xᵀΩ)] ∈ ℝ^{2R}` (no random phase, no √2) gives
 //! `z(x)·z(x')/R = (1/R) Σ_r cos(ω_rᵀ(x − x'))`, unbiased for the kernel with diagonal exactly 1.
 
-use kernel_core::approximation::prefix_max_errors;
+use kernel_core::{CoreError, DenseFeatures, FeatureMap, Features};
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use rand_distr::{Cauchy, Distribution};
@@ -65,21 +65,43 @@ impl RandomFourierFeatures {
         Ok(z)
     }
 
+    /// The features of `x` in blocks, frequency r owning columns `2r` (`cos(ω_rᵀx)`) and
+    /// `2r + 1` (`sin(ω_rᵀx)`): `block_ends = [2, 4, …, 2R]`. The same values as
+    /// [`Self::transform`], columns interleaved so that a prefix of R blocks is the map of
+    /// order R.
+    pub fn dense_features(&self, x: ArrayView2<f64>) -> Result<DenseFeatures, FeatureError> {
+        check_input(x, self.omega.nrows())?;
+        let projection = x.dot(&self.omega);
+        let r = self.n_frequencies();
+        let mut z = Array2::zeros((x.nrows(), 2 * r));
+        for ((i, k), &p) in projection.indexed_iter() {
+            z[[i, 2 * k]] = p.cos();
+            z[[i, 2 * k + 1]] = p.sin();
+        }
+        Ok(DenseFeatures::uniform(z, 2)?)
+    }
+
     /// `max_ij |K̂_R − K_ij|` for every prefix `R = 1..=n_frequencies` of this draw, where
-    /// `K̂_R = (1/R) Σ_{r<R} cos(ω_rᵀ(x_i − x_j))` and `exact` is the kernel on the rows of `x`.
+    /// `K̂_R = (1/R) Σ_{r<R} cos(ω_rᵀ(x_i − x_j))` and `exact` is the kernel on the rows of `x`
+    /// ([`Features::prefix_max_errors`] of [`Self::dense_features`]).
     pub fn prefix_max_errors(
         &self,
         x: ArrayView2<f64>,
         exact: ArrayView2<f64>,
     ) -> Result<Vec<f64>, FeatureError> {
-        let z = self.transform(x)?;
-        let r = self.n_frequencies();
-        Ok(prefix_max_errors(exact, r, |k, i, row| {
-            let (ci, si) = (z[[i, k]], z[[i, r + k]]);
-            for (j, value) in row.iter_mut().enumerate() {
-                *value += ci * z[[j, k]] + si * z[[j, r + k]];
-            }
-        })?)
+        Ok(Features::Dense(self.dense_features(x)?).prefix_max_errors(exact)?)
+    }
+}
+
+impl FeatureMap for RandomFourierFeatures {
+    /// The R frequencies.
+    fn n_blocks(&self) -> usize {
+        self.n_frequencies()
+    }
+
+    /// [`RandomFourierFeatures::dense_features`].
+    fn features(&self, x: ArrayView2<f64>) -> Result<Features, CoreError> {
+        Ok(Features::Dense(self.dense_features(x)?))
     }
 }
 
@@ -88,7 +110,7 @@ mod tests {
     use super::*;
     use kernel_core::kernel::laplace;
     use ndarray::array;
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     #[test]
@@ -111,6 +133,58 @@ mod tests {
             );
         }
         assert!((z.row(3).dot(&z.row(3)) / r - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn prefix_errors_are_bit_identical_to_the_original_formula() {
+        // The formula before the errors went through `Features`: on the [cos | sin] layout of
+        // `transform`, block k adds `ci·z_j,k + si·z_j,R+k` to the running sum in one addition.
+        let original = |map: &RandomFourierFeatures, x: ArrayView2<f64>, exact: ArrayView2<f64>| {
+            let z = map.transform(x).unwrap();
+            let r = map.n_frequencies();
+            kernel_core::approximation::prefix_max_errors(exact, r, |k, i, row| {
+                let (ci, si) = (z[[i, k]], z[[i, r + k]]);
+                for (j, value) in row.iter_mut().enumerate() {
+                    *value += ci * z[[j, k]] + si * z[[j, r + k]];
+                }
+            })
+            .unwrap()
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        for (n, dim, r, lifetime) in [(30, 3, 40, 1.5), (57, 5, 13, 0.3), (8, 1, 200, 7.0)] {
+            let x = Array2::from_shape_fn((n, dim), |_| rng.random_range(-2.0..2.0));
+            let exact =
+                Array2::from_shape_fn((n, n), |(i, j)| laplace(x.row(i), x.row(j), lifetime));
+            let map = RandomFourierFeatures::sample(dim, r, lifetime, &mut rng).unwrap();
+            let new = map.prefix_max_errors(x.view(), exact.view()).unwrap();
+            let old = original(&map, x.view(), exact.view());
+            assert_eq!(new.len(), r);
+            let bits = |v: &[f64]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&new), bits(&old));
+        }
+    }
+
+    #[test]
+    fn feature_map_interleaves_cos_and_sin_per_frequency() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let map = RandomFourierFeatures::sample(3, 6, 1.0, &mut rng).unwrap();
+        let x = Array2::from_shape_fn((5, 3), |_| rng.random_range(-1.0..1.0));
+        let features = map.features(x.view()).unwrap();
+        assert_eq!((features.n_rows(), features.n_blocks()), (5, 6));
+        let Features::Dense(dense) = features else {
+            panic!("Fourier features are dense")
+        };
+        assert_eq!(dense.block_ends(), &[2, 4, 6, 8, 10, 12]);
+        for i in 0..5 {
+            for r in 0..6 {
+                let p: f64 = (0..3).map(|d| x[[i, d]] * map.omega()[[d, r]]).sum();
+                assert!((dense.values()[[i, 2 * r]] - p.cos()).abs() < 1e-12);
+                assert!((dense.values()[[i, 2 * r + 1]] - p.sin()).abs() < 1e-12);
+            }
+        }
+        let boxed: Box<dyn FeatureMap> = Box::new(map);
+        assert_eq!(boxed.n_blocks(), 6);
+        assert!(boxed.features(ndarray::array![[1.0, 2.0]].view()).is_err());
     }
 
     #[test]
