@@ -1,9 +1,10 @@
 //! Error types.
 //!
 //! Three enums, as in linfa: [`RegistryError`] (the registry text is malformed),
-//! [`DatasetError`] (finding, verifying, downloading or parsing data files: runtime errors) and
-//! [`ParamError`] (invalid arguments to a synthetic generator: caller errors, raised before any
-//! work is done). Every message says what to do next.
+//! [`DatasetError`] (finding, verifying, downloading, parsing or assembling data files, and
+//! drawing splits: runtime errors) and [`ParamError`] (invalid arguments to a synthetic generator
+//! or a constructor: caller errors, raised before any work is done). Every message says what to
+//! do next.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -124,6 +125,35 @@ pub enum DatasetError {
         upstream: String,
     },
 
+    /// The dataset has no `[dataset.table]` section, so [`crate::load`] cannot type it.
+    #[error(
+        "dataset `{dataset}` has no [dataset.table] section in datasets/registry.toml, so it \
+         cannot be loaded as a typed set; add one (the file's header documents the fields)"
+    )]
+    NoTable {
+        /// Dataset name.
+        dataset: String,
+    },
+
+    /// The files do not fit together as the `[dataset.table]` section describes (row counts,
+    /// row ids or classes disagree).
+    #[error("dataset `{dataset}`: {message}")]
+    Table {
+        /// Dataset name.
+        dataset: String,
+        /// What is wrong and what to change.
+        message: String,
+    },
+
+    /// A train/test split cannot be drawn for this set.
+    #[error("dataset `{dataset}`: cannot draw the split: {message}")]
+    Split {
+        /// Dataset name.
+        dataset: String,
+        /// What is wrong and what to change.
+        message: String,
+    },
+
     /// An HTTP download failed.
     #[error("download of {url} failed: {message}; check the network (or REPRO_FETCH_BASE) and retry `repro datasets fetch`")]
     Download {
@@ -179,7 +209,8 @@ fn mismatch_message(
     s
 }
 
-/// Invalid parameters for a synthetic generator (a caller error, detected before any sampling).
+/// Invalid parameters for a synthetic generator or a constructor (a caller error, detected
+/// before any work is done).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
     /// The number of points is zero.
@@ -212,6 +243,10 @@ pub enum ParamError {
         /// Upper bound.
         high: f64,
     },
+    /// The parts given to [`crate::CsrMatrix::from_parts`] (or matrices stacked) break a CSR
+    /// invariant.
+    #[error("invalid CSR matrix: {0}")]
+    InvalidCsr(String),
     /// `n * dim` does not fit in memory addressing.
     #[error("n * dim overflows usize (n = {n}, dim = {dim})")]
     TooLarge {

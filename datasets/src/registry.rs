@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{DatasetError, RegistryError};
+use crate::table::TableSpec;
 
 /// The registry text compiled into the crate.
 pub const REGISTRY_TOML: &str = include_str!("../registry.toml");
@@ -84,6 +85,11 @@ pub struct Dataset {
     /// The files (at least one).
     #[serde(rename = "file")]
     pub files: Vec<DataFile>,
+    /// How the files become a typed [`LabelledSet`](crate::LabelledSet) (the
+    /// `[dataset.table]` section; see [`crate::table`]). A dataset without one can be located
+    /// and verified but not loaded with [`crate::load`].
+    #[serde(default)]
+    pub table: Option<TableSpec>,
 }
 
 impl Dataset {
@@ -145,7 +151,8 @@ impl Registry {
     /// Rules: unique dataset names; at least one file per dataset; unique roles within a
     /// dataset; unique paths across the registry; relative `/`-separated paths without `..`;
     /// 64-hex lower-case digests; `content_sha256` present exactly on `.gz` paths; urls are
-    /// `http://` or `https://`.
+    /// `http://` or `https://`; a `[dataset.table]` section follows the rules of
+    /// [`TableSpec::validate`].
     pub fn parse(text: &str) -> Result<Registry, RegistryError> {
         let raw: RegistryToml =
             toml::from_str(text).map_err(|e| RegistryError::Toml(e.to_string()))?;
@@ -272,6 +279,9 @@ impl Registry {
                         )));
                     }
                 }
+            }
+            if let Some(table) = &ds.table {
+                table.validate(ds).map_err(bad)?;
             }
         }
         Ok(())

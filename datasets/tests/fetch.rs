@@ -250,6 +250,6 @@ fn real_registry_entries_fetch_from_a_mirror() {
     let got = fetch_from(reg.get("mnist_test").unwrap(), &dirs, Some(&base)).unwrap();
     assert!(got.iter().all(|f| f.matched == Match::Exact));
     assert_eq!(common::files_under(dirs.cache_dir()).len(), 4);
-    let m = datasets::mnist_test(&dirs).unwrap();
-    assert_eq!(m.labels.len(), 10000);
+    let m = datasets::load(&dirs, "mnist_test").unwrap();
+    assert_eq!(m.y.len(), 10000);
 }

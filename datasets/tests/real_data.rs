@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use datasets::{
-    cpu_rr, load_xy, mnist_test, read_csv, read_csv_text, read_idx, read_svmlight, uci, CsvOptions,
-    DataDirs, DatasetError, FileStatus, Match, Registry,
+    cpu_rr, load, load_xy, read_csv, read_csv_text, read_idx, read_svmlight, CsvOptions, DataDirs,
+    DatasetError, FileStatus, GivenSplits, Match, Registry,
 };
 
 #[test]
@@ -266,10 +266,10 @@ fn idx_real_mnist_labels() {
     for digit in 0..=9u8 {
         assert!(labels.data.contains(&digit), "digit {digit} absent");
     }
-    let m = mnist_test(&dirs).unwrap();
-    assert_eq!(m.images.dim(), (10000, 784));
-    assert_eq!(m.labels.len(), 10000);
-    assert_eq!(m.labels[0], 7); // the first MNIST test digit is a 7
+    let m = load(&dirs, "mnist_test").unwrap();
+    assert_eq!((m.n_rows(), m.n_features()), (10000, 784));
+    let (labels, names) = m.y.as_classes().unwrap();
+    assert_eq!(names[labels[0] as usize], "7"); // the first MNIST test digit is a 7
 }
 
 #[test]
@@ -277,18 +277,19 @@ fn uci_airfoil_splits_partition_rows() {
     let Some(dirs) = common::shared_dirs("uci_airfoil_splits_partition_rows") else {
         return;
     };
-    let d = uci(&dirs, "airfoil").unwrap();
-    assert_eq!(d.x.dim(), (1503, 5));
-    assert_eq!(d.n_splits(), 10);
-    for row in d.test_mask.rows() {
+    let d = load(&dirs, "uci/airfoil").unwrap();
+    assert_eq!(d.x.as_dense().unwrap().dim(), (1503, 5));
+    let GivenSplits::Masks(mask) = &d.given else {
+        panic!("uci/airfoil ships masks");
+    };
+    assert_eq!(mask.ncols(), 10);
+    for row in mask.rows() {
         assert_eq!(row.iter().filter(|&&t| t).count(), 1);
     }
-    let s = d.split(0).unwrap();
-    assert_eq!(s.x_train.nrows() + s.x_test.nrows(), 1503);
-    assert!(s.x_test.nrows() > 100 && s.x_test.nrows() < 200);
-    assert!(d.split(10).is_none());
+    let n_test = mask.column(0).iter().filter(|&&t| t).count();
+    assert!(n_test > 100 && n_test < 200);
     assert!(matches!(
-        uci(&dirs, "nope"),
+        load(&dirs, "uci/nope"),
         Err(DatasetError::UnknownDataset { .. })
     ));
 }

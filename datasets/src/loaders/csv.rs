@@ -208,7 +208,7 @@ fn field_error(
 
 /// Calls `f(line_number, fields)` for every non-blank line; checks that every line has as many
 /// fields as the first.
-fn for_each_record<R: BufRead>(
+pub(crate) fn for_each_record<R: BufRead>(
     mut reader: R,
     source: &Path,
     opts: &CsvOptions,

@@ -1,0 +1,434 @@
+//! The `[dataset.table]` section of a registry entry: how its files become a typed
+//! [`LabelledSet`](crate::LabelledSet).
+//!
+//! ```toml
+//! [dataset.table]
+//! task = "classification"      # or "regression"
+//! rows = ["train", "test"]     # file roles holding the rows, concatenated in this order
+//! header = true                # CSV only: the first line of each CSV file names the columns
+//! target = "BT"                # CSV only: target column name (absent: the last column)
+//! target_file = "pheno"        # role of the file holding the target, joined by row order
+//! row_id = "sample"            # id column of the row files (never an input) ...
+//! target_row_id = "sample"     # ... that must equal this column of target_file, row by row
+//! drop = ["Id"]                # CSV only: columns that are not inputs
+//! na = "drop_rows"             # or "error" (default): rows with an empty field
+//! n_features = 123             # svmlight only: the number of input columns
+//! labels = "first_char"        # classification: how a raw label becomes a class name
+//! classes = ["-1", "+1"]       # classification: the class names in label order (optional)
+//! test_mask = "test_mask"      # role of a 0/1 CSV file with one column per shipped split
+//! ```
+//!
+//! Rules, checked by [`TableSpec::validate`] when the registry is parsed:
+//!
+//! * `rows` names one or two file roles. Two roles (the published training file, then the test
+//!   file) give [`GivenSplits::TrainTest`](crate::GivenSplits); `test_mask` gives
+//!   [`GivenSplits::Masks`](crate::GivenSplits) and needs a single rows role; the two are
+//!   exclusive.
+//! * The rows files share a format: CSV (`csv`, `csv_gz`), svmlight or IDX.
+//!   * CSV: `header` is required. The target is the `target` column (the last column when
+//!     absent) of the rows files, or of `target_file` when that is given. Named columns
+//!     (`target`, `drop`, `row_id`) need `header = true`. Inputs are every other column of the
+//!     rows files, in file order. With two rows files their headers must be equal.
+//!   * svmlight: `n_features` is required; the label of each line is the raw target.
+//!     `header`, `target`, `target_file`, `drop`, `row_id` and `na = "drop_rows"` are refused.
+//!   * IDX: exactly one rows role (the images, flattened row-major per item) and `target_file`
+//!     (a 1-d IDX file of labels) are required; the CSV fields and `n_features` are refused.
+//! * `na = "drop_rows"` drops every row that has an empty field among its used columns (inputs,
+//!   target, row id; in the rows file or `target_file`), after the join and before the rows
+//!   and masks are numbered; `na = "error"` makes such a field an error naming the line.
+//! * `task = "regression"`: the target is parsed as a number; `labels` and `classes` are
+//!   refused. `task = "classification"`: each raw label becomes a class name by `labels`:
+//!   `text` (the field as written, trimmed; CSV default), `first_char` (its first character),
+//!   `sign` (a number equal to -1 or +1, named `"-1"` / `"+1"`), `integer` (an integral
+//!   number, named in decimal, e.g. `"7"`). svmlight and IDX labels are numbers, so they need
+//!   `sign` or `integer`.
+//! * Class order: `classes`, when given, fixes the names and their order (label `k` is
+//!   `classes[k]`; a class may have no rows; a name outside the list is a load error).
+//!   Otherwise the names that occur are **sorted**: numerically when every name parses as a
+//!   number, else by bytes (so `Vowel`'s `hAd` comes before `had`). Either way a set's label
+//!   numbering does not depend on its row order.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+use crate::registry::{Dataset, Format};
+
+/// What the target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Task {
+    /// A real-valued target ([`Targets::Real`](crate::Targets)).
+    Regression,
+    /// Class labels with names ([`Targets::Classes`](crate::Targets)).
+    Classification,
+}
+
+/// What to do with a row that has an empty field among its used columns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NaPolicy {
+    /// An empty field is an error naming the file, line and column.
+    #[default]
+    Error,
+    /// The row is left out of the set (and of its masks).
+    DropRows,
+}
+
+/// How a raw label becomes a class name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelRule {
+    /// The field as written (trimmed).
+    #[default]
+    Text,
+    /// The first character of the field (`B2` -> `B`).
+    FirstChar,
+    /// A number equal to -1 or +1, named `"-1"` or `"+1"` (`1.0`, `+1`, `-1.0` all accepted).
+    Sign,
+    /// An integral number, named in decimal (`7`, `7.0` -> `"7"`).
+    Integer,
+}
+
+impl LabelRule {
+    /// The class name of a raw text label.
+    pub fn name_of_text(self, raw: &str) -> Result<String, String> {
+        match self {
+            LabelRule::Text => Ok(raw.to_string()),
+            LabelRule::FirstChar => raw
+                .chars()
+                .next()
+                .map(String::from)
+                .ok_or_else(|| "empty label".to_string()),
+            LabelRule::Sign | LabelRule::Integer => {
+                let v: f64 = raw
+                    .parse()
+                    .map_err(|_| format!("label `{raw}` is not a number"))?;
+                self.name_of_number(v)
+            }
+        }
+    }
+
+    /// The class name of a numeric label (`sign` and `integer` only).
+    pub fn name_of_number(self, v: f64) -> Result<String, String> {
+        match self {
+            LabelRule::Sign if v == 1.0 => Ok("+1".into()),
+            LabelRule::Sign if v == -1.0 => Ok("-1".into()),
+            LabelRule::Sign => Err(format!(
+                "label {v} is neither -1 nor +1 (labels = \"sign\")"
+            )),
+            // `+ 0.0` turns -0 into 0.
+            LabelRule::Integer if v.fract() == 0.0 && v.abs() < 1e15 => {
+                Ok(format!("{:.0}", v + 0.0))
+            }
+            LabelRule::Integer => Err(format!(
+                "label {v} is not an integer (labels = \"integer\")"
+            )),
+            LabelRule::Text | LabelRule::FirstChar => Err(format!(
+                "numeric label {v}: labels = \"{}\" applies to text; use \"sign\" or \"integer\"",
+                self.name()
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            LabelRule::Text => "text",
+            LabelRule::FirstChar => "first_char",
+            LabelRule::Sign => "sign",
+            LabelRule::Integer => "integer",
+        }
+    }
+}
+
+/// The file family of a format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// CSV, plain or gzip.
+    Csv,
+    /// svmlight, plain or gzip.
+    Svmlight,
+    /// IDX, plain or gzip.
+    Idx,
+}
+
+impl Family {
+    /// The family of `format`.
+    pub fn of(format: Format) -> Family {
+        match format {
+            Format::Csv | Format::CsvGz => Family::Csv,
+            Format::Svmlight | Format::SvmlightGz => Family::Svmlight,
+            Format::Idx | Format::IdxGz => Family::Idx,
+        }
+    }
+}
+
+/// The `[dataset.table]` section (field docs in the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    /// Regression or classification.
+    pub task: Task,
+    /// Roles of the files holding the rows, concatenated in order (one or two).
+    pub rows: Vec<String>,
+    /// CSV: the first line of each CSV file (rows and target file) names the columns.
+    #[serde(default)]
+    pub header: Option<bool>,
+    /// CSV: the target column's name; `None` is the last column.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Role of a file holding the target, joined to the rows by row order.
+    #[serde(default)]
+    pub target_file: Option<String>,
+    /// CSV: an id column of the rows files (not an input), checked against `target_row_id`.
+    #[serde(default)]
+    pub row_id: Option<String>,
+    /// CSV: the id column of `target_file` that must equal `row_id` row by row.
+    #[serde(default)]
+    pub target_row_id: Option<String>,
+    /// CSV: names of columns that are not inputs.
+    #[serde(default)]
+    pub drop: Vec<String>,
+    /// Rows with an empty field among their used columns.
+    #[serde(default)]
+    pub na: NaPolicy,
+    /// svmlight: number of input columns.
+    #[serde(default)]
+    pub n_features: Option<usize>,
+    /// Classification: raw label -> class name.
+    #[serde(default)]
+    pub labels: Option<LabelRule>,
+    /// Classification: class names in label order.
+    #[serde(default)]
+    pub classes: Option<Vec<String>>,
+    /// Role of the 0/1 test-mask file (no header, one column per shipped split).
+    #[serde(default)]
+    pub test_mask: Option<String>,
+}
+
+impl TableSpec {
+    /// The label rule in effect (`text` when not given).
+    pub fn label_rule(&self) -> LabelRule {
+        self.labels.unwrap_or_default()
+    }
+
+    /// The family of the rows files (valid specs only).
+    pub fn family(&self, ds: &Dataset) -> Option<Family> {
+        let f = ds
+            .files
+            .iter()
+            .find(|f| Some(&f.role) == self.rows.first())?;
+        Some(Family::of(ds.format_of(f)))
+    }
+
+    /// Checks the rules of the module docs against the dataset's files; the message says what
+    /// to change.
+    pub fn validate(&self, ds: &Dataset) -> Result<(), String> {
+        let family_of = |role: &str, field: &str| -> Result<Family, String> {
+            let f = ds.files.iter().find(|f| f.role == role).ok_or_else(|| {
+                format!(
+                    "[dataset.table] {field} names role `{role}`, but the dataset's files have \
+                     roles {:?}",
+                    ds.roles()
+                )
+            })?;
+            Ok(Family::of(ds.format_of(f)))
+        };
+        if self.rows.is_empty() || self.rows.len() > 2 {
+            return Err(format!(
+                "[dataset.table] rows must name one or two file roles (training then test), \
+                 got {:?}",
+                self.rows
+            ));
+        }
+        let mut used = HashSet::new();
+        let mut families = Vec::new();
+        for role in &self.rows {
+            families.push(family_of(role, "rows")?);
+            if !used.insert(role.as_str()) {
+                return Err(format!("[dataset.table] rows lists `{role}` twice"));
+            }
+        }
+        if families.iter().any(|&f| f != families[0]) {
+            return Err("[dataset.table] rows files must share one format family \
+                        (csv, svmlight or idx)"
+                .into());
+        }
+        let family = families[0];
+        let target_family = match &self.target_file {
+            Some(role) => {
+                if !used.insert(role.as_str()) {
+                    return Err(format!(
+                        "[dataset.table] target_file `{role}` is also a rows role"
+                    ));
+                }
+                Some(family_of(role, "target_file")?)
+            }
+            None => None,
+        };
+        if let Some(role) = &self.test_mask {
+            if !used.insert(role.as_str()) {
+                return Err(format!(
+                    "[dataset.table] test_mask `{role}` is also a rows or target_file role"
+                ));
+            }
+            if family_of(role, "test_mask")? != Family::Csv {
+                return Err(format!(
+                    "[dataset.table] test_mask `{role}` must be a CSV file"
+                ));
+            }
+            if self.rows.len() != 1 {
+                return Err(
+                    "[dataset.table] test_mask needs a single rows role (two rows roles \
+                            already give the published train/test split)"
+                        .into(),
+                );
+            }
+        }
+        let refuse = |present: bool, field: &str, why: &str| -> Result<(), String> {
+            if present {
+                Err(format!(
+                    "[dataset.table] {field} is not used {why}; remove it"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match family {
+            Family::Csv => {
+                let Some(header) = self.header else {
+                    return Err("[dataset.table] CSV rows need `header = true` or \
+                                `header = false`"
+                        .into());
+                };
+                if let Some(tf) = target_family {
+                    if tf != Family::Csv {
+                        return Err("[dataset.table] target_file of CSV rows must be CSV".into());
+                    }
+                }
+                refuse(self.n_features.is_some(), "n_features", "for CSV files")?;
+                if !header
+                    && (self.target.is_some() || !self.drop.is_empty() || self.row_id.is_some())
+                {
+                    return Err(
+                        "[dataset.table] target, drop and row_id name columns, which \
+                                needs `header = true`"
+                            .into(),
+                    );
+                }
+                if self.row_id.is_some() != self.target_row_id.is_some()
+                    || (self.row_id.is_some() && self.target_file.is_none())
+                {
+                    return Err(
+                        "[dataset.table] row_id and target_row_id go together, with a \
+                                target_file (they check the join by row order)"
+                            .into(),
+                    );
+                }
+                let mut names = HashSet::new();
+                for name in &self.drop {
+                    if !names.insert(name) {
+                        return Err(format!("[dataset.table] drop lists `{name}` twice"));
+                    }
+                    if self.row_id.as_ref() == Some(name) {
+                        return Err(format!(
+                            "[dataset.table] drop lists the row_id `{name}`, which is never an \
+                             input anyway; remove it from drop"
+                        ));
+                    }
+                    if self.target_file.is_none() && self.target.as_ref() == Some(name) {
+                        return Err(format!(
+                            "[dataset.table] drop lists the target column `{name}`"
+                        ));
+                    }
+                }
+            }
+            Family::Svmlight => {
+                let why = "for svmlight files (the label of each line is the target)";
+                refuse(self.header.is_some(), "header", why)?;
+                refuse(self.target.is_some(), "target", why)?;
+                refuse(self.target_file.is_some(), "target_file", why)?;
+                refuse(!self.drop.is_empty(), "drop", why)?;
+                refuse(self.row_id.is_some(), "row_id", why)?;
+                refuse(self.target_row_id.is_some(), "target_row_id", why)?;
+                refuse(self.na != NaPolicy::Error, "na", why)?;
+                match self.n_features {
+                    None | Some(0) => {
+                        return Err("[dataset.table] svmlight rows need n_features (>= 1), so \
+                                    train and test files get the same width"
+                            .into())
+                    }
+                    Some(n) if n > u32::MAX as usize + 1 => {
+                        return Err(format!("[dataset.table] n_features = {n} is too large"))
+                    }
+                    Some(_) => {}
+                }
+            }
+            Family::Idx => {
+                let why = "for IDX files";
+                refuse(self.header.is_some(), "header", why)?;
+                refuse(self.target.is_some(), "target", why)?;
+                refuse(!self.drop.is_empty(), "drop", why)?;
+                refuse(self.row_id.is_some(), "row_id", why)?;
+                refuse(self.target_row_id.is_some(), "target_row_id", why)?;
+                refuse(self.n_features.is_some(), "n_features", why)?;
+                refuse(self.na != NaPolicy::Error, "na", why)?;
+                if self.rows.len() != 1 || target_family != Some(Family::Idx) {
+                    return Err(
+                        "[dataset.table] IDX rows need one rows role (the images) and \
+                                an IDX target_file (the labels)"
+                            .into(),
+                    );
+                }
+            }
+        }
+        match self.task {
+            Task::Regression => {
+                refuse(self.labels.is_some(), "labels", "for a regression task")?;
+                refuse(self.classes.is_some(), "classes", "for a regression task")?;
+            }
+            Task::Classification => {
+                let numeric = matches!(family, Family::Svmlight | Family::Idx);
+                if numeric && !matches!(self.labels, Some(LabelRule::Sign | LabelRule::Integer)) {
+                    return Err("[dataset.table] svmlight and IDX labels are numbers: set \
+                                labels = \"sign\" or labels = \"integer\""
+                        .into());
+                }
+                if let Some(classes) = &self.classes {
+                    let mut seen = HashSet::new();
+                    if classes.is_empty() || classes.iter().any(|c| c.is_empty() || !seen.insert(c))
+                    {
+                        return Err("[dataset.table] classes must be non-empty, distinct, \
+                                    non-empty names"
+                            .into());
+                    }
+                    if u32::try_from(classes.len()).is_err() {
+                        return Err("[dataset.table] too many classes".into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_rules() {
+        assert_eq!(LabelRule::Text.name_of_text("hId").unwrap(), "hId");
+        assert_eq!(LabelRule::FirstChar.name_of_text("B2").unwrap(), "B");
+        assert!(LabelRule::FirstChar.name_of_text("").is_err());
+        for (raw, name) in [("1", "+1"), ("+1", "+1"), ("1.0", "+1"), ("-1.0", "-1")] {
+            assert_eq!(LabelRule::Sign.name_of_text(raw).unwrap(), name, "{raw}");
+        }
+        assert!(LabelRule::Sign.name_of_number(0.0).is_err());
+        assert!(LabelRule::Sign.name_of_text("x").is_err());
+        assert_eq!(LabelRule::Integer.name_of_number(7.0).unwrap(), "7");
+        assert_eq!(LabelRule::Integer.name_of_text("-3.0").unwrap(), "-3");
+        assert!(LabelRule::Integer.name_of_number(0.5).is_err());
+        assert!(LabelRule::Text.name_of_number(1.0).is_err());
+    }
+}
