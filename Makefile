@@ -5,7 +5,7 @@ CARGO ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 REPRO := $(TARGET_DIR)/release/repro
 
-.PHONY: all deps build reproduce-all test check figures report bench lint clean help
+.PHONY: all deps build reproduce-all test check figures report bench lint clean help compare-with
 
 all: reproduce-all
 
@@ -18,6 +18,8 @@ help:
 	@echo "make bench          criterion benchmarks"
 	@echo "make lint           rustfmt check + clippy -D warnings"
 	@echo "make clean          remove generated results and all but the full-run figures"
+	@echo "make compare-with REF=<commit> [PROFILE=quick]"
+	@echo "                    run every config at REF and here; fail unless the tables agree (timings aside)"
 
 # ndarray-linalg links LAPACK from Debian's libopenblas-dev (feature openblas-system).
 deps:
@@ -62,3 +64,21 @@ lint:
 clean:
 	rm -rf results/*/ figures/*/*-set-*
 	find figures -type f ! -name 'full.*' ! -name 'full-*' -delete
+
+# Same numbers as another commit? Builds REF in a worktree (its own build folder, default
+# $(TARGET_DIR)/compare-ref), runs every config there and here with PROFILE (default full), and
+# compares each table with `repro compare` (cell keys and *_seconds columns aside). Needs the data.
+PROFILE ?= full
+REF_TARGET_DIR ?= $(abspath $(TARGET_DIR))/compare-ref
+COMPARE_DIR ?= $(abspath $(TARGET_DIR))/compare-worktree
+compare-with: build
+	@test -n "$(REF)" || { echo "usage: make compare-with REF=<commit> [PROFILE=quick]"; exit 2; }
+	rm -rf $(COMPARE_DIR) && git worktree prune && git worktree add --detach $(COMPARE_DIR) $(REF)
+	cd $(COMPARE_DIR) && CARGO_TARGET_DIR=$(REF_TARGET_DIR) $(CARGO) build --release -p experiments --bin repro
+	rm -rf $(COMPARE_DIR)/results/*/
+	REPRO_DATA_DIR=$${REPRO_DATA_DIR:-$(abspath ../shared/datasets)} $(REF_TARGET_DIR)/release/repro --root $(COMPARE_DIR) reproduce-all --profile $(PROFILE) || true
+	$(REPRO) reproduce-all --profile $(PROFILE) || true
+	@status=0; for t in $(COMPARE_DIR)/results/*/*.parquet; do \
+	  e=$$(basename $$(dirname $$t)); \
+	  $(REPRO) compare $$t results/$$e/$$(basename $$t) || status=1; \
+	done; git worktree remove --force $(COMPARE_DIR); exit $$status

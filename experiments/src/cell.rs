@@ -13,11 +13,14 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::config::{DataSpec, ResolvedConfig};
+use crate::config::ResolvedConfig;
+use crate::data::DataSpec;
 use crate::kinds::ExperimentKind;
 
 /// Columns every result table starts with.
 pub const IDENTITY_COLUMNS: [&str; 3] = ["experiment", "cell", "rep"];
+/// Column of runs with a cell budget: `finished` or `did_not_finish`.
+pub const STATUS_COLUMN: &str = "cell_status";
 /// Timing column every result table ends with (wall seconds of the whole cell).
 pub const TIMING_COLUMNS: [&str; 1] = ["cell_seconds"];
 
@@ -30,7 +33,8 @@ pub struct Cell {
     pub rep: usize,
     /// Canonical identity string.
     pub identity: String,
-    /// Cache key: sha256 of (identity, base seed, kind code version, code fingerprint), hex.
+    /// Cache key: sha256 of (identity, base seed, kind code version, the kind's code
+    /// fingerprint), hex.
     pub key: String,
     /// Per-cell seed material.
     pub seeds: Seeds,
@@ -43,10 +47,20 @@ pub struct Seeds([u8; 32]);
 impl Seeds {
     /// An independent ChaCha8 stream for one purpose (`"trees"`, `"features"`, ...).
     pub fn rng(&self, purpose: &str) -> ChaCha8Rng {
+        ChaCha8Rng::from_seed(self.derive(purpose).0)
+    }
+
+    /// Seed material from raw bytes (tests, tools).
+    pub fn from_bytes(bytes: [u8; 32]) -> Seeds {
+        Seeds(bytes)
+    }
+
+    /// Independent seed material for one purpose (e.g. the streams of one repetition).
+    pub fn derive(&self, purpose: &str) -> Seeds {
         let mut h = Sha256::new();
         h.update(self.0);
         h.update(purpose.as_bytes());
-        ChaCha8Rng::from_seed(h.finalize().into())
+        Seeds(h.finalize().into())
     }
 }
 
@@ -71,7 +85,9 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
     let data = serde_json::to_value(&config.data).expect("data spec serialises");
     let mut cells = Vec::new();
     for params in &resolved.grid {
-        let repeats = if kind.deterministic(params) {
+        // A deterministic method gives the same numbers in every repetition only when the
+        // repetitions share their split.
+        let repeats = if kind.deterministic(params) && config.data.fixed_split() {
             1
         } else {
             config.repeats
@@ -89,7 +105,7 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
                     "{identity}|seed={}|code={}|sources={}",
                     config.seed,
                     kind.code_version(),
-                    crate::fingerprint::code_fingerprint()
+                    crate::fingerprint::kind_fingerprint(kind.name(), kind.sources())
                 )
                 .as_bytes(),
             );
@@ -113,8 +129,12 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
 }
 
 /// Column names of the result table: identity, parameters (sorted), the kind's measurements,
-/// timing.
-pub fn all_columns(kind: &dyn ExperimentKind, grid: &[serde_json::Value]) -> Vec<String> {
+/// the cell status (runs with a cell budget only), timing.
+pub fn all_columns(
+    kind: &dyn ExperimentKind,
+    grid: &[serde_json::Value],
+    budgeted: bool,
+) -> Vec<String> {
     let mut columns: Vec<String> = IDENTITY_COLUMNS.iter().map(|s| s.to_string()).collect();
     let mut params: Vec<String> = grid
         .iter()
@@ -125,6 +145,9 @@ pub fn all_columns(kind: &dyn ExperimentKind, grid: &[serde_json::Value]) -> Vec
     params.dedup();
     columns.extend(params);
     columns.extend(kind.columns().iter().map(|c| c.name.to_string()));
+    if budgeted {
+        columns.push(STATUS_COLUMN.to_string());
+    }
     columns.extend(TIMING_COLUMNS.iter().map(|s| s.to_string()));
     columns
 }

@@ -61,59 +61,108 @@ impl Statistic {
     }
 }
 
-/// Bounds shared by all checks; at least one must be given.
+/// Override keys under which every check stays valid: they change the draws or their number,
+/// not the parameters the bounds presume.
+pub const ALWAYS_VALID_UNDER: &[&str] = &["seed", "repeats"];
+
+/// One `[[check]]`: the fields every check has, and its test.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CheckSpec {
+    pub name: String,
+    pub metric: String,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Profiles it applies to (all when empty).
+    pub profiles: Vec<String>,
+    /// Config keys (as given to `--set`; a table name covers its keys) that may be overridden
+    /// without invalidating the bounds, beyond `seed` and `repeats`. A run that overrides any
+    /// other key reports the check as not applicable: its bounds presume the paper's
+    /// parameters.
+    pub holds_under: Vec<String>,
+    #[serde(flatten)]
+    pub test: CheckTest,
+}
+
+/// The common fields of a check, as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Common {
+    name: String,
+    metric: String,
+    min: Option<f64>,
+    max: Option<f64>,
+    #[serde(default)]
+    profiles: Vec<String>,
+    #[serde(default)]
+    holds_under: Vec<String>,
+}
+
+const COMMON_KEYS: [&str; 6] = ["name", "metric", "min", "max", "profiles", "holds_under"];
+
+impl<'de> Deserialize<'de> for CheckSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut rest = toml::Table::deserialize(d)?;
+        let common: toml::Table = COMMON_KEYS
+            .iter()
+            .filter_map(|k| rest.remove(*k).map(|v| (k.to_string(), v)))
+            .collect();
+        let common: Common = toml::Value::Table(common)
+            .try_into()
+            .map_err(|e: toml::de::Error| D::Error::custom(e.message()))?;
+        let test: CheckTest = toml::Value::Table(rest)
+            .try_into()
+            .map_err(|e: toml::de::Error| D::Error::custom(e.message()))?;
+        Ok(CheckSpec {
+            name: common.name,
+            metric: common.metric,
+            min: common.min,
+            max: common.max,
+            profiles: common.profiles,
+            holds_under: common.holds_under,
+            test,
+        })
+    }
+}
+
+/// What a check computes from the rows (`kind = ...`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum CheckSpec {
+pub enum CheckTest {
     Mean {
-        name: String,
-        metric: String,
         #[serde(default)]
         select: toml::Table,
         #[serde(default)]
         statistic: Statistic,
-        min: Option<f64>,
-        max: Option<f64>,
-        #[serde(default)]
-        profiles: Vec<String>,
     },
     LoglogSlope {
-        name: String,
-        metric: String,
         x: String,
         #[serde(default)]
         select: toml::Table,
         x_min: f64,
         x_max: f64,
-        min: Option<f64>,
-        max: Option<f64>,
-        #[serde(default)]
-        profiles: Vec<String>,
     },
     Ratio {
-        name: String,
-        metric: String,
         numerator: toml::Table,
         denominator: toml::Table,
         #[serde(default)]
         statistic: Statistic,
-        min: Option<f64>,
-        max: Option<f64>,
-        #[serde(default)]
-        profiles: Vec<String>,
     },
     ReachRatio {
-        name: String,
-        metric: String,
         x: String,
         below: f64,
         numerator: toml::Table,
         denominator: toml::Table,
-        min: Option<f64>,
-        max: Option<f64>,
-        #[serde(default)]
-        profiles: Vec<String>,
     },
+}
+
+/// How a check came out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Passed,
+    Failed,
+    /// The run overrides parameters the check's bounds presume (the reason).
+    NotApplicable(String),
 }
 
 /// The outcome of one check.
@@ -123,38 +172,42 @@ pub struct CheckResult {
     pub value: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
-    pub passed: bool,
+    pub outcome: Outcome,
     pub detail: String,
+}
+
+impl CheckResult {
+    /// Passed or not applicable: nothing that a user must look at.
+    pub fn ok(&self) -> bool {
+        self.outcome != Outcome::Failed
+    }
 }
 
 impl CheckSpec {
     pub fn name(&self) -> &str {
-        match self {
-            CheckSpec::Mean { name, .. }
-            | CheckSpec::LoglogSlope { name, .. }
-            | CheckSpec::Ratio { name, .. }
-            | CheckSpec::ReachRatio { name, .. } => name,
-        }
-    }
-
-    fn bounds(&self) -> (Option<f64>, Option<f64>) {
-        match self {
-            CheckSpec::Mean { min, max, .. }
-            | CheckSpec::LoglogSlope { min, max, .. }
-            | CheckSpec::Ratio { min, max, .. }
-            | CheckSpec::ReachRatio { min, max, .. } => (*min, *max),
-        }
+        &self.name
     }
 
     /// Whether the check applies to runs of `profile`.
     pub fn applies_to(&self, profile: &str) -> bool {
-        let profiles = match self {
-            CheckSpec::Mean { profiles, .. }
-            | CheckSpec::LoglogSlope { profiles, .. }
-            | CheckSpec::Ratio { profiles, .. }
-            | CheckSpec::ReachRatio { profiles, .. } => profiles,
-        };
-        profiles.is_empty() || profiles.iter().any(|p| p == profile)
+        self.profiles.is_empty() || self.profiles.iter().any(|p| p == profile)
+    }
+
+    /// The overrides (`KEY=VALUE`) of a run that the check's bounds do not survive, if any.
+    pub fn invalidated_by<'a>(&self, overrides: &'a [String]) -> Vec<&'a str> {
+        let covers =
+            |allowed: &str, key: &str| key == allowed || key.starts_with(&format!("{allowed}."));
+        overrides
+            .iter()
+            .map(|o| o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim())
+            .filter(|key| {
+                !ALWAYS_VALID_UNDER
+                    .iter()
+                    .copied()
+                    .chain(self.holds_under.iter().map(String::as_str))
+                    .any(|allowed| covers(allowed, key))
+            })
+            .collect()
     }
 
     /// Checks the spec against the columns the run will produce.
@@ -169,7 +222,7 @@ impl CheckSpec {
                 ))
             }
         };
-        let (min, max) = self.bounds();
+        let (min, max) = (self.min, self.max);
         if min.is_none() && max.is_none() {
             return Err("give `min`, `max` or both".into());
         }
@@ -178,47 +231,35 @@ impl CheckSpec {
                 return Err(format!("min = {lo} > max = {hi}"));
             }
         }
-        match self {
-            CheckSpec::Mean { metric, select, .. } => {
-                known(metric)?;
-                select.keys().try_for_each(|k| known(k))
-            }
-            CheckSpec::LoglogSlope {
-                metric,
+        known(&self.metric)?;
+        match &self.test {
+            CheckTest::Mean { select, .. } => select.keys().try_for_each(|k| known(k)),
+            CheckTest::LoglogSlope {
                 x,
                 select,
                 x_min,
                 x_max,
-                ..
             } => {
-                known(metric)?;
                 known(x)?;
                 if !(*x_min > 0.0 && x_min < x_max) {
                     return Err(format!("need 0 < x_min < x_max, got {x_min}, {x_max}"));
                 }
                 select.keys().try_for_each(|k| known(k))
             }
-            CheckSpec::Ratio {
-                metric,
+            CheckTest::Ratio {
                 numerator,
                 denominator,
                 ..
-            } => {
-                known(metric)?;
-                numerator
-                    .keys()
-                    .chain(denominator.keys())
-                    .try_for_each(|k| known(k))
-            }
-            CheckSpec::ReachRatio {
-                metric,
+            } => numerator
+                .keys()
+                .chain(denominator.keys())
+                .try_for_each(|k| known(k)),
+            CheckTest::ReachRatio {
                 x,
                 below,
                 numerator,
                 denominator,
-                ..
             } => {
-                known(metric)?;
                 known(x)?;
                 if !below.is_finite() {
                     return Err(format!("below = {below}: need a finite level"));
@@ -231,39 +272,49 @@ impl CheckSpec {
         }
     }
 
+    /// Evaluates the check on the table of a run with the given overrides.
+    pub fn evaluate_run(&self, rows: &[Row], overrides: &[String]) -> CheckResult {
+        let invalid = self.invalidated_by(overrides);
+        if invalid.is_empty() {
+            return self.evaluate(rows);
+        }
+        CheckResult {
+            name: self.name.clone(),
+            value: None,
+            min: self.min,
+            max: self.max,
+            outcome: Outcome::NotApplicable(format!(
+                "its bounds presume the config's value of {} (add it to holds_under if they \
+                 do not)",
+                invalid.join(", ")
+            )),
+            detail: String::new(),
+        }
+    }
+
     /// Evaluates the check on a table.
     pub fn evaluate(&self, rows: &[Row]) -> CheckResult {
-        let (min, max) = self.bounds();
-        let value = match self {
-            CheckSpec::Mean {
-                metric,
-                select,
-                statistic,
-                ..
-            } => statistic_of(rows, metric, select, *statistic),
-            CheckSpec::LoglogSlope {
-                metric,
+        let (min, max) = (self.min, self.max);
+        let metric = self.metric.as_str();
+        let value = match &self.test {
+            CheckTest::Mean { select, statistic } => statistic_of(rows, metric, select, *statistic),
+            CheckTest::LoglogSlope {
                 x,
                 select,
                 x_min,
                 x_max,
-                ..
             } => loglog_slope(rows, metric, x, select, *x_min, *x_max),
-            CheckSpec::Ratio {
-                metric,
+            CheckTest::Ratio {
                 numerator,
                 denominator,
                 statistic,
-                ..
             } => statistic_of(rows, metric, numerator, *statistic)
                 .and_then(|n| statistic_of(rows, metric, denominator, *statistic).map(|d| n / d)),
-            CheckSpec::ReachRatio {
-                metric,
+            CheckTest::ReachRatio {
                 x,
                 below,
                 numerator,
                 denominator,
-                ..
             } => reach(rows, metric, x, *below, numerator).and_then(|n| {
                 reach(rows, metric, x, *below, denominator).map(|d| {
                     if n.is_infinite() && d.is_infinite() {
@@ -283,11 +334,15 @@ impl CheckSpec {
             Err(e) => (None, false, e),
         };
         CheckResult {
-            name: self.name().to_string(),
+            name: self.name.clone(),
             value,
             min,
             max,
-            passed,
+            outcome: if passed {
+                Outcome::Passed
+            } else {
+                Outcome::Failed
+            },
             detail,
         }
     }
@@ -405,13 +460,16 @@ pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
             r.max.map_or("+inf".into(), |v| format!("{v}"))
         );
         let value = r.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
+        let (mark, detail) = match &r.outcome {
+            Outcome::Passed => ("ok  ", r.detail.as_str()),
+            Outcome::Failed => ("FAIL", r.detail.as_str()),
+            Outcome::NotApplicable(why) => ("n/a ", why.as_str()),
+        };
         out.push_str(&format!(
-            "  {} {:<60} {:>10} in {:<18} {}\n",
-            if r.passed { "ok  " } else { "FAIL" },
+            "  {mark} {:<60} {:>10} in {:<18} {detail}\n",
             format!("{experiment}: {}", r.name),
             value,
             bounds,
-            r.detail
         ));
     }
     out
@@ -451,23 +509,23 @@ mod tests {
     fn slope_of_inverse_square_root_is_minus_one_half() {
         let c = parse("kind = 'loglog_slope'\nname = 's'\nmetric = 'err'\nx = 'm'\nselect = { method = 'a' }\nx_min = 1\nx_max = 64\nmin = -0.51\nmax = -0.49");
         let r = c.evaluate(&rows());
-        assert!(r.passed, "{r:?}");
+        assert!(r.ok(), "{r:?}");
         assert!((r.value.unwrap() + 0.5).abs() < 1e-12);
     }
 
     #[test]
     fn mean_and_ratio() {
         let mean = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'a', m = 4 }\nmin = 0.49\nmax = 0.51");
-        assert!(mean.evaluate(&rows()).passed);
+        assert!(mean.evaluate(&rows()).ok());
         let ratio = parse("kind = 'ratio'\nname = 'r'\nmetric = 'err'\nnumerator = { method = 'b' }\ndenominator = { method = 'a' }\nmin = 1.99\nmax = 2.01");
-        assert!(ratio.evaluate(&rows()).passed);
+        assert!(ratio.evaluate(&rows()).ok());
         let failing = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'a', m = 4 }\nmax = 0.1");
-        assert!(!failing.evaluate(&rows()).passed);
+        assert!(!failing.evaluate(&rows()).ok());
         let empty = parse(
             "kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'zzz' }\nmax = 0.1",
         );
         let r = empty.evaluate(&rows());
-        assert!(!r.passed && r.detail.contains("no rows"));
+        assert!(!r.ok() && r.detail.contains("no rows"));
     }
 
     #[test]
@@ -518,11 +576,39 @@ mod tests {
         };
         let half = spec(0.3).evaluate(&r);
         assert_eq!(half.value, Some(0.25));
-        assert!(half.passed);
+        assert!(half.ok());
         // Only a reaches 0.14: b never does, so the ratio is 0.
         assert_eq!(spec(0.14).evaluate(&r).value, Some(0.0));
         // Neither reaches 0.01: undefined, a failure.
         let none = spec(0.01).evaluate(&r);
-        assert!(!none.passed);
+        assert!(!none.ok());
+    }
+
+    #[test]
+    fn checks_under_overrides_are_not_applicable_unless_they_hold() {
+        let r = rows();
+        let c = parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nselect = { method = 'a', m = 4 }\nmax = 0.1\nholds_under = ['params.learner']");
+        // No overrides, or only seed / repeats / a declared key: evaluated (and failing here).
+        for overrides in [
+            vec![],
+            vec!["seed=3".to_string(), "repeats = 2".into()],
+            vec!["params.learner=sgd".into()],
+        ] {
+            assert_eq!(c.evaluate_run(&r, &overrides).outcome, Outcome::Failed);
+        }
+        // A parameter the bounds presume: not applicable, which is not a failure.
+        let other = c.evaluate_run(&r, &["params.lifetime=3".to_string(), "seed=1".into()]);
+        assert!(
+            matches!(&other.outcome, Outcome::NotApplicable(why) if why.contains("params.lifetime"))
+        );
+        assert!(other.ok());
+        // A table name covers its keys; a longer key with the same prefix is not covered.
+        let t =
+            parse("kind = 'mean'\nname = 'm'\nmetric = 'err'\nmax = 1.0\nholds_under = ['params']");
+        assert!(t.invalidated_by(&["params.x=1".to_string()]).is_empty());
+        assert_eq!(
+            t.invalidated_by(&["paramsx=1".to_string()]),
+            vec!["paramsx"]
+        );
     }
 }

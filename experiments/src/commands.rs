@@ -152,7 +152,7 @@ fn run_one(
     if !results.is_empty() {
         print!("{}", format_results(name, &results));
     }
-    Ok(results.iter().all(|r| r.passed))
+    Ok(results.iter().all(|r| r.ok()))
 }
 
 fn figure_title(resolved: &ResolvedConfig) -> String {
@@ -170,7 +170,7 @@ fn evaluate_checks(
         .check
         .iter()
         .filter(|c| c.applies_to(&outcome.manifest.profile))
-        .map(|c| c.evaluate(rows))
+        .map(|c| c.evaluate_run(rows, &outcome.manifest.overrides))
         .collect()
 }
 
@@ -201,7 +201,8 @@ pub fn run(
 /// `repro reproduce-all`.
 pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Result<bool> {
     let paths = discover_or(common, &[])?;
-    let resolved = load_all(common, &paths, profile, &[], false)?;
+    // A config without the named profile runs its full protocol.
+    let resolved = load_all(common, &paths, profile, &[], true)?;
     let mut ok = true;
     let mut skipped = Vec::new();
     let mut failed = Vec::new();
@@ -327,7 +328,7 @@ pub fn check(
                 r.profile
             );
         }
-        ok &= results.iter().all(|c| c.passed);
+        ok &= results.iter().all(|c| c.ok());
         all.push((name, results));
     }
     println!("checks ({profile} profile):");
@@ -336,7 +337,7 @@ pub fn check(
     }
     let failed: usize = all
         .iter()
-        .map(|(_, r)| r.iter().filter(|c| !c.passed).count())
+        .map(|(_, r)| r.iter().filter(|c| !c.ok()).count())
         .sum();
     let total: usize = all.iter().map(|(_, r)| r.len()).sum();
     println!("{} of {total} checks passed", total - failed);
@@ -482,4 +483,63 @@ pub fn datasets_fetch(common: &Common, name: &str) -> Result<bool> {
         println!("{} [{}] {} ({what})", name, f.role, f.path.display());
     }
     Ok(true)
+}
+
+/// Whether a column is a timing (its values differ run to run) or the cell key (which covers
+/// the code fingerprint): `cell` and every column ending in `_seconds`.
+pub fn is_timing_or_key(column: &str) -> bool {
+    column == "cell" || column.ends_with("_seconds")
+}
+
+/// `repro compare A B`: whether two stored tables hold the same numbers, timing columns and
+/// cell keys aside (`is_timing_or_key`). Values must be equal bit for bit.
+pub fn compare(a: &Path, b: &Path) -> Result<bool> {
+    let read = |p: &Path| -> Result<(Vec<String>, Vec<crate::table::Row>)> {
+        let frame = crate::table::read_parquet(p)?;
+        let columns = frame
+            .get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .filter(|c| !is_timing_or_key(c))
+            .collect();
+        let mut rows = crate::table::from_frame(&frame)?;
+        for row in &mut rows {
+            row.retain(|k, _| !is_timing_or_key(k));
+        }
+        Ok((columns, rows))
+    };
+    let (columns_a, rows_a) = read(a)?;
+    let (columns_b, rows_b) = read(b)?;
+    let mut same = true;
+    if columns_a != columns_b {
+        println!(
+            "columns differ:\n  {}\n  {}",
+            columns_a.join(", "),
+            columns_b.join(", ")
+        );
+        same = false;
+    }
+    if rows_a.len() != rows_b.len() {
+        println!("{} rows vs {} rows", rows_a.len(), rows_b.len());
+        same = false;
+    }
+    let differing: Vec<usize> = (0..rows_a.len().min(rows_b.len()))
+        .filter(|&i| rows_a[i] != rows_b[i])
+        .collect();
+    for &i in differing.iter().take(5) {
+        println!("row {i} differs:\n  {:?}\n  {:?}", rows_a[i], rows_b[i]);
+    }
+    if !differing.is_empty() {
+        println!("{} rows differ", differing.len());
+        same = false;
+    }
+    println!(
+        "{}: {} and {} ({} rows, {} columns compared; cell keys and *_seconds columns ignored)",
+        if same { "SAME" } else { "DIFFERENT" },
+        a.display(),
+        b.display(),
+        rows_a.len(),
+        columns_a.len()
+    );
+    Ok(same)
 }

@@ -42,108 +42,7 @@ pub struct ExperimentMeta {
     pub description: String,
 }
 
-/// Where the data come from.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "source", rename_all = "snake_case", deny_unknown_fields)]
-pub enum DataSpec {
-    /// `n` points uniform on `[low, high]^dim`, drawn from the run's data seed (no download).
-    UniformBox {
-        n: usize,
-        dim: usize,
-        #[serde(default)]
-        low: f64,
-        #[serde(default = "one")]
-        high: f64,
-    },
-    /// A registered dataset (`datasets/registry.toml`), verified by sha256. Experiments on
-    /// points use its training inputs, the first `max_rows` of them when given.
-    Dataset {
-        name: String,
-        max_rows: Option<usize>,
-    },
-    /// A regression sample from a zero-mean Gaussian process with the Laplace kernel
-    /// `exp(−lifetime·‖x − x'‖₁)` at points uniform on `[0, 1]^dim`, plus N(0, noise_sd²) noise
-    /// (The Mondrian Kernel, Fig. 7: spec §2.2). Rows are split in order: train, validation,
-    /// test. Drawn from the run's data seed.
-    LaplaceGp {
-        n_train: usize,
-        #[serde(default)]
-        n_validation: usize,
-        n_test: usize,
-        dim: usize,
-        lifetime: f64,
-        noise_sd: f64,
-    },
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-impl DataSpec {
-    fn validate(&self) -> Result<(), String> {
-        match self {
-            DataSpec::UniformBox { n, dim, low, high } => {
-                if *n < 2 {
-                    return Err(format!("data.n = {n}: need at least 2 points"));
-                }
-                if *dim == 0 {
-                    return Err("data.dim = 0: need at least one dimension".into());
-                }
-                if !(low.is_finite() && high.is_finite() && low < high) {
-                    return Err(format!(
-                        "data.low = {low}, data.high = {high}: need finite low < high"
-                    ));
-                }
-                Ok(())
-            }
-            DataSpec::LaplaceGp {
-                n_train,
-                n_validation,
-                n_test,
-                dim,
-                lifetime,
-                noise_sd,
-            } => {
-                if *n_train < 2 || *n_test < 1 {
-                    return Err(format!(
-                        "data.n_train = {n_train}, data.n_test = {n_test}: need at least 2 training and 1 test point"
-                    ));
-                }
-                let total = n_train
-                    .saturating_add(*n_validation)
-                    .saturating_add(*n_test);
-                if total > 20_000 {
-                    return Err(format!(
-                        "data: {total} points in all; the GP draw factorises a dense n x n kernel matrix, so at most 20000"
-                    ));
-                }
-                if *dim == 0 {
-                    return Err("data.dim = 0: need at least one dimension".into());
-                }
-                if !(lifetime.is_finite() && *lifetime > 0.0) {
-                    return Err(format!(
-                        "data.lifetime = {lifetime}: expected a finite number > 0"
-                    ));
-                }
-                if !(noise_sd.is_finite() && *noise_sd >= 0.0) {
-                    return Err(format!(
-                        "data.noise_sd = {noise_sd}: expected a finite number >= 0"
-                    ));
-                }
-                Ok(())
-            }
-            DataSpec::Dataset {
-                max_rows: Some(0), ..
-            } => Err("data.max_rows = 0: need at least one row".into()),
-            DataSpec::Dataset { name, .. } => datasets::Registry::embedded()
-                .map_err(|e| e.to_string())?
-                .get(name)
-                .map(|_| ())
-                .map_err(|e| format!("data.name: {e}")),
-        }
-    }
-}
+pub use crate::data::DataSpec;
 
 /// `[plot]` (one table) or `[[plot]]` (an array of tables), each validated on its own so that
 /// an error names the field at fault.
@@ -180,6 +79,11 @@ pub struct Config {
     pub seed: u64,
     /// Independent repetitions of every parameter point.
     pub repeats: usize,
+    /// Wall-clock budget of one cell, seconds: a cell still running then stops at its next
+    /// checkpoint and is recorded as `did_not_finish` (column `cell_status`). Not part of any
+    /// cell's identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_budget_seconds: Option<f64>,
     pub data: DataSpec,
     /// Parameters of the experiment kind. An array value is a grid axis: the cells are the
     /// Cartesian product of all axes.
@@ -404,6 +308,13 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
     if config.repeats == 0 {
         return Err("repeats = 0: need at least one repetition".into());
     }
+    if let Some(b) = config.cell_budget_seconds {
+        if !(b.is_finite() && b >= 0.0) {
+            return Err(format!(
+                "cell_budget_seconds = {b}: expected a finite number of seconds >= 0"
+            ));
+        }
+    }
     config.data.validate()?;
     kind.check_data(&config.data)?;
     let grid = expand_grid(&config.params)?;
@@ -417,7 +328,7 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
             .map_err(|m| format!("params ({}): {m}", shown.trim_end_matches(", ")))?;
         canonical.push(value);
     }
-    let columns = crate::cell::all_columns(kind, &canonical);
+    let columns = crate::cell::all_columns(kind, &canonical, config.cell_budget_seconds.is_some());
     let mut names = std::collections::BTreeSet::new();
     for (i, plot) in config.plot.iter().enumerate() {
         plot.validate(&columns)

@@ -10,6 +10,7 @@ pub mod cell;
 pub mod check;
 pub mod commands;
 pub mod config;
+pub mod context;
 pub mod data;
 pub mod fingerprint;
 pub mod kinds;

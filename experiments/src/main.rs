@@ -104,6 +104,14 @@ enum Command {
         #[arg(long)]
         kinds: bool,
     },
+    /// Compare two stored result tables: the same numbers, cell keys and *_seconds columns aside?
+    /// Exits 0 when they agree bit for bit, 1 when they differ.
+    Compare {
+        /// A result table (.parquet).
+        a: PathBuf,
+        /// Another result table (.parquet).
+        b: PathBuf,
+    },
     /// Inspect, verify and fetch registered datasets.
     Datasets {
         #[command(subcommand)]
@@ -170,6 +178,7 @@ fn main() -> ExitCode {
         ),
         Command::Report { configs, run } => commands::report(&common, &configs, &run),
         Command::List { kinds } => commands::list(&common, kinds),
+        Command::Compare { a, b } => commands::compare(&a, &b),
         Command::Datasets { command } => match command {
             DatasetsCommand::List => commands::datasets_list(&common),
             DatasetsCommand::Verify => commands::datasets_verify(&common),

@@ -13,7 +13,8 @@ pub struct Provenance {
     pub git_commit: String,
     /// Whether tracked files differed from the commit (`git status --porcelain`).
     pub git_dirty: Option<bool>,
-    /// Fingerprint of the sources that decide the numbers (part of every cell's cache key).
+    /// Fingerprint of the sources that decide the numbers of the run's kind (part of every
+    /// cell's cache key).
     pub code_fingerprint: String,
     /// Versions of this workspace and of the key dependencies (from Cargo.lock at build time).
     pub versions: BTreeMap<String, String>,
@@ -27,7 +28,8 @@ pub struct Provenance {
 const LOCKED_VERSIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/versions.txt"));
 
 impl Provenance {
-    pub fn collect(root: &Path) -> Self {
+    /// Provenance of a run whose kind has the given code fingerprint.
+    pub fn collect(root: &Path, code_fingerprint: &str) -> Self {
         let git = |args: &[&str]| {
             Command::new("git")
                 .args(args)
@@ -52,7 +54,7 @@ impl Provenance {
             .or_else(|| std::env::var("HOSTNAME").ok())
             .unwrap_or_else(|| "unknown".into());
         Self {
-            code_fingerprint: crate::fingerprint::code_fingerprint().to_string(),
+            code_fingerprint: code_fingerprint.to_string(),
             git_commit,
             git_dirty,
             versions,

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::values_of;
+use crate::check::{values_of, Outcome};
 use crate::config::ResolvedConfig;
 use crate::store::{self, RunPaths};
 use crate::table::Row;
@@ -159,7 +159,7 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
                 .check
                 .iter()
                 .filter(|c| c.applies_to(&manifest.profile))
-                .map(|c| c.evaluate(&rows))
+                .map(|c| c.evaluate_run(&rows, &manifest.overrides))
                 .collect();
             if !checks.is_empty() {
                 out.push_str("| check | value | bounds | result |\n|---|---|---|---|\n");
@@ -171,7 +171,11 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
                         c.value.map_or("n/a".into(), number),
                         c.min.map_or("-inf".into(), number),
                         c.max.map_or("+inf".into(), number),
-                        if c.passed { "pass" } else { "**FAIL**" }
+                        match &c.outcome {
+                            Outcome::Passed => "pass".to_string(),
+                            Outcome::Failed => "**FAIL**".to_string(),
+                            Outcome::NotApplicable(why) => format!("n/a: {why}"),
+                        }
                     );
                 }
             }

@@ -4,16 +4,17 @@
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::cell::{self, Cell};
+use crate::cell::{self, Cell, STATUS_COLUMN};
 use crate::config::ResolvedConfig;
+use crate::context::CellContext;
 use crate::kinds;
 use crate::store::{
     self, CachedCell, CellCounts, Failure, Manifest, RunPaths, RunStatus, TableInfo,
@@ -44,39 +45,77 @@ impl RunOutcome {
     }
 }
 
-/// Progress reporting: a bar on a terminal, plain log lines otherwise.
+/// Progress reporting: a bar on a terminal, plain log lines otherwise. Cells count 1000 units
+/// each on the bar, so long cells that report progress move it while they run.
 struct Progress {
     bar: Option<ProgressBar>,
     done: AtomicUsize,
     total: usize,
     label: String,
+    /// Least time between two log lines of one running cell (`REPRO_PROGRESS_SECONDS`).
+    every: Duration,
 }
+
+const UNITS: u64 = 1000;
 
 impl Progress {
     fn new(label: &str, total: usize) -> Self {
         let bar = (std::io::stderr().is_terminal() && total > 0).then(|| {
-            let bar = ProgressBar::new(total as u64);
+            let bar = ProgressBar::new(total as u64 * UNITS);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} cells (eta {eta}) {msg}",
+                    "{prefix} [{elapsed_precise}] {bar:30} {percent:>3}% of {msg} cells (eta {eta})",
                 )
                 .expect("valid template"),
             );
             bar.set_prefix(label.to_string());
+            bar.set_message(total.to_string());
             bar
         });
+        let every = std::env::var("REPRO_PROGRESS_SECONDS")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map_or(Duration::from_secs(10), Duration::from_secs_f64);
         Self {
             bar,
             done: AtomicUsize::new(0),
             total,
             label: label.to_string(),
+            every,
         }
     }
 
-    fn finished(&self, what: &str, seconds: f64) {
+    /// The progress callback of one running cell, and the units it has reported.
+    fn cell<'a>(&'a self, what: &'a str, reported: &'a AtomicU64) -> impl Fn(f64) + Sync + 'a {
+        let started = Instant::now();
+        let last_line = Mutex::new(started);
+        move |fraction: f64| {
+            let units = (fraction * UNITS as f64) as u64;
+            let before = reported.fetch_max(units, Ordering::SeqCst);
+            match &self.bar {
+                Some(bar) if units > before => bar.inc(units - before),
+                Some(_) => {}
+                None => {
+                    let mut last = last_line.lock().unwrap_or_else(|e| e.into_inner());
+                    if last.elapsed() >= self.every && units > before {
+                        *last = Instant::now();
+                        eprintln!(
+                            "[{}] running {what}: {:.0}% ({:.1} s)",
+                            self.label,
+                            fraction * 100.0,
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn finished(&self, what: &str, seconds: f64, reported: &AtomicU64) {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         match &self.bar {
-            Some(bar) => bar.inc(1),
+            Some(bar) => bar.inc(UNITS.saturating_sub(reported.load(Ordering::SeqCst))),
             None => eprintln!(
                 "[{}] cell {done}/{} {what} ({seconds:.2} s)",
                 self.label, self.total
@@ -117,11 +156,33 @@ fn describe(cell: &Cell) -> String {
 pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Result<RunOutcome> {
     let config = &resolved.config;
     let kind = kinds::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
-    let data = crate::data::load(root, &config.data, config.seed)
+    let data = crate::data::load(root, &config.data, config.seed, config.repeats)
         .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;
-    let shared = kind.prepare(&data)?;
     let cells = cell::plan(resolved, kind);
-    let columns = cell::all_columns(kind, &resolved.grid);
+    // The shared data of each split, built when a cell first needs it; the first split's is
+    // built now, so that a kind that cannot use the data fails before any cell runs.
+    let n_groups = cells
+        .iter()
+        .map(|c| data.split_group(c.rep) + 1)
+        .max()
+        .unwrap_or(1);
+    let shared: Vec<OnceLock<Result<kinds::Shared, String>>> =
+        (0..n_groups).map(|_| OnceLock::new()).collect();
+    let prepare = |group: usize, rep: usize| -> Result<&kinds::Shared> {
+        shared[group]
+            .get_or_init(|| {
+                data.view(rep)
+                    .and_then(|view| kind.prepare(&view))
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("cannot prepare the data of repetition {rep}: {e}"))
+    };
+    if let Some(first) = cells.first() {
+        prepare(data.split_group(first.rep), first.rep)?;
+    }
+    let budget = config.cell_budget_seconds;
+    let columns = cell::all_columns(kind, &resolved.grid, budget.is_some());
     let run = resolved.run_name();
     let paths = RunPaths::new(root, &config.experiment.name, &run);
     let threads = options
@@ -150,7 +211,10 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         overrides: resolved.overrides.clone(),
         base_seed: config.seed,
         resolved_config: resolved.resolved_toml.clone(),
-        provenance: crate::provenance::Provenance::collect(root),
+        provenance: crate::provenance::Provenance::collect(
+            root,
+            crate::fingerprint::kind_fingerprint(kind.name(), kind.sources()),
+        ),
         datasets: data.digests.clone(),
         data_notes: data.notes.clone(),
         threads,
@@ -181,6 +245,8 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             (!options.force)
                 .then(|| store::load_cell(&paths.cells_dir, &c.key, &c.identity))
                 .flatten()
+                // A cell stopped by its budget counts only for a run with the same budget.
+                .filter(|entry| entry.budget_seconds.is_none() || entry.budget_seconds == budget)
         })
         .collect();
     let n_cached = cached.iter().filter(|c| c.is_some()).count();
@@ -203,15 +269,27 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                     return (i, None);
                 }
                 let start = Instant::now();
-                let result = catch_unwind(AssertUnwindSafe(|| kind.run_cell(&shared, cell)))
-                    .unwrap_or_else(|panic| {
-                        let message = panic
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_else(|| "unknown panic".into());
-                        Err(anyhow::anyhow!("panicked: {message}"))
-                    });
+                let what = describe(cell);
+                let reported = AtomicU64::new(0);
+                let tick = progress.cell(&what, &reported);
+                let ctx = CellContext::new(
+                    cell.seeds,
+                    cell.rep,
+                    &tick,
+                    budget.map(Duration::from_secs_f64),
+                );
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    let shared = prepare(data.split_group(cell.rep), cell.rep)?;
+                    kind.run_cell(shared, cell, &ctx)
+                }))
+                .unwrap_or_else(|panic| {
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "unknown panic".into());
+                    Err(anyhow::anyhow!("panicked: {message}"))
+                });
                 let seconds = start.elapsed().as_secs_f64();
                 match result {
                     Ok(rows) => {
@@ -219,16 +297,22 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                             identity: cell.identity.clone(),
                             rows,
                             seconds,
+                            budget_seconds: ctx.did_not_finish().then_some(budget).flatten(),
                         };
                         if let Err(e) = store::store_cell(&paths.cells_dir, &cell.key, &entry) {
                             progress.say(&format!("[{label}] warning: cannot cache a cell: {e:#}"));
                         }
-                        progress.finished(&describe(cell), seconds);
+                        let shown = if entry.budget_seconds.is_some() {
+                            format!("{what} (did not finish within its budget)")
+                        } else {
+                            what.clone()
+                        };
+                        progress.finished(&shown, seconds, &reported);
                         (i, Some(entry))
                     }
                     Err(e) => {
                         let error = format!("{e:#}");
-                        progress.say(&format!("[{label}] FAILED {}: {error}", describe(cell)));
+                        progress.say(&format!("[{label}] FAILED {what}: {error}"));
                         failures.lock().expect("lock").push(Failure {
                             identity: cell.identity.clone(),
                             error,
@@ -236,7 +320,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                         if options.fail_fast {
                             stop.store(true, Ordering::SeqCst);
                         }
-                        progress.finished("failed", seconds);
+                        progress.finished("failed", seconds, &reported);
                         (i, None)
                     }
                 }
@@ -256,6 +340,11 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     manifest.cells.computed = n_computed;
     manifest.cells.failed = failures.len();
     manifest.cells.skipped = todo.len() - manifest.cells.computed - failures.len();
+    manifest.cells.did_not_finish = results
+        .iter()
+        .flatten()
+        .filter(|e| e.budget_seconds.is_some())
+        .count();
     manifest.failures = failures;
 
     if results.iter().all(|r| r.is_some()) {
@@ -264,7 +353,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             .zip(&results)
             .flat_map(|(cell, entry)| {
                 let entry = entry.as_ref().expect("checked above");
-                decorate(&config.experiment.name, cell, entry)
+                decorate(&config.experiment.name, cell, entry, budget.is_some())
             })
             .collect();
         let mut frame = table::to_frame(&columns, &rows).with_context(|| {
@@ -295,10 +384,15 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
 }
 
 /// The rows of a cell with identity, parameter and timing columns added.
-fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell) -> Vec<Row> {
-    entry
-        .rows
-        .iter()
+fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell, budgeted: bool) -> Vec<Row> {
+    // A cell stopped by its budget before its first row still shows as one row.
+    let bare = [Row::new()];
+    let rows: &[Row] = if entry.rows.is_empty() && entry.budget_seconds.is_some() {
+        &bare
+    } else {
+        &entry.rows
+    };
+    rows.iter()
         .map(|measured| {
             let mut row = measured.clone();
             row.insert("experiment".into(), experiment.into());
@@ -308,6 +402,14 @@ fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell) -> Vec<Row> {
                 for (k, v) in params {
                     row.insert(k.clone(), Value::from_json(v));
                 }
+            }
+            if budgeted {
+                let status = if entry.budget_seconds.is_some() {
+                    "did_not_finish"
+                } else {
+                    "finished"
+                };
+                row.insert(STATUS_COLUMN.into(), status.into());
             }
             row.insert("cell_seconds".into(), entry.seconds.into());
             row

@@ -111,6 +111,9 @@ pub struct CachedCell {
     pub identity: String,
     pub rows: Vec<Row>,
     pub seconds: f64,
+    /// Set when the cell stopped for its budget: the budget it ran under, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_seconds: Option<f64>,
 }
 
 /// Reads a cached cell; a missing, unreadable or mismatched entry is `None` (it is recomputed).
@@ -144,6 +147,13 @@ pub struct CellCounts {
     pub computed: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Cells that stopped for their budget (their rows are kept, marked `did_not_finish`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub did_not_finish: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A failed cell.
@@ -275,6 +285,7 @@ mod tests {
             identity: "a".into(),
             rows: vec![],
             seconds: 0.1,
+            budget_seconds: None,
         };
         store_cell(dir.path(), "k", &cell).unwrap();
         assert_eq!(load_cell(dir.path(), "k", "a"), Some(cell));

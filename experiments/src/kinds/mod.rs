@@ -1,25 +1,30 @@
-//! Experiment kinds: what a config's cells compute.
+//! Experiment kinds: what a config's cells compute, grouped by paper (`kinds/<paper>/`).
 //!
-//! A kind validates one grid point of `[params]` into canonical typed parameters, declares the
-//! columns of its rows, prepares what all cells share (the data), and runs one cell from its
-//! seeds. Adding an experiment to the harness means adding a kind here (or reusing one) and a
-//! config under `configs/`.
+//! A kind implements [`Kind`]: its own typed `Params` (one grid point of `[params]`, unknown keys
+//! rejected, ranges checked) and `Shared` data (built once per data split), the columns of its
+//! rows, the sources its numbers depend on (its cache key), which parameters decide its random
+//! draws, and `run_cell` with a [`CellContext`] (seeds, progress, budget). One generic adapter
+//! ([`Adapter`]) turns any `Kind` into the object-safe [`ExperimentKind`] that the runner uses, so
+//! a kind holds no forwarding code and never sees `Any`.
+//!
+//! Helpers that several kinds use live in [`common`]; a kind never imports another kind.
 
 use std::any::Any;
+use std::marker::PhantomData;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::cell::Cell;
 use crate::config::DataSpec;
-use crate::data::LoadedData;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
 use crate::table::Row;
 
-pub mod feature_ridge;
-pub mod kernel_approximation;
-pub mod lifetime_sweep;
-pub mod width_selection;
+pub mod common;
+pub mod mondrian;
 
 /// A documented result column.
 #[derive(Debug, Clone, Copy)]
@@ -28,46 +33,161 @@ pub struct ColumnDoc {
     pub doc: &'static str,
 }
 
-/// Data shared by all cells of a run.
+/// Parameters typed by a kind: deserialised with unknown keys rejected, then range-checked.
+pub trait Params: DeserializeOwned + Serialize + Send + Sync + 'static {
+    fn check(&self) -> Result<(), String>;
+}
+
+/// One kind of experiment, typed.
+pub trait Kind: Send + Sync + 'static {
+    /// One grid point of `[params]`.
+    type Params: Params;
+    /// What every cell of one data split shares (built by [`Kind::prepare`]).
+    type Shared: Send + Sync + 'static;
+
+    /// The `experiment.kind` value that selects it.
+    const NAME: &'static str;
+    /// One line for `repro list --kinds`.
+    const SUMMARY: &'static str;
+    /// Columns of the rows [`Kind::run_cell`] returns (checked when each cell finishes).
+    const COLUMNS: &'static [ColumnDoc];
+    /// Bumped whenever the kind's numbers change for the same inputs and sources.
+    const CODE_VERSION: u32;
+    /// The sources and crates its numbers depend on: its cells' cache keys cover these only.
+    const SOURCES: Sources;
+
+    /// Whether this kind can use the given data.
+    fn check_data(_data: &DataSpec) -> Result<(), String> {
+        Ok(())
+    }
+    /// Whether every repetition of this grid point gives the same numbers (then only
+    /// repetition 0 runs).
+    fn deterministic(_params: &Self::Params) -> bool {
+        false
+    }
+    /// The parameters that decide a cell's random draws, by typed field (default: all). Cells
+    /// that agree on these, on the data, the seed and the repetition draw the same random
+    /// numbers (common random numbers): e.g. a lifetime sweep's trees do not depend on its
+    /// terminal lifetime, so a shorter sweep is exactly the beginning of a longer one.
+    fn stream(params: &Self::Params) -> serde_json::Value {
+        serde_json::to_value(params).expect("parameters serialise")
+    }
+    /// Builds what every cell of one data split shares.
+    fn prepare(data: &DataView) -> Result<Self::Shared>;
+    /// Computes one cell.
+    fn run_cell(
+        shared: &Self::Shared,
+        params: &Self::Params,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>>;
+}
+
+/// Data shared by the cells of one split, type-erased for the runner.
 pub type Shared = Box<dyn Any + Send + Sync>;
 
-/// One kind of experiment.
+/// What the runner needs of a kind: [`Kind`] behind JSON parameters and erased shared data.
 pub trait ExperimentKind: Sync + Send {
-    /// The `experiment.kind` value that selects it.
     fn name(&self) -> &'static str;
-    /// One line for `repro list --kinds`.
     fn summary(&self) -> &'static str;
-    /// Bumped whenever the kind's numbers change for the same inputs; part of the cache key.
     fn code_version(&self) -> u32;
-    /// Columns of the rows [`Self::run_cell`] returns.
     fn columns(&self) -> &'static [ColumnDoc];
-    /// Whether this kind can use the given data.
+    fn sources(&self) -> &'static Sources;
     fn check_data(&self, data: &DataSpec) -> Result<(), String>;
     /// Validates one grid point of `[params]` and returns its canonical JSON form.
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String>;
-    /// Whether the cells of this grid point give the same numbers in every repetition (then
-    /// only repetition 0 runs).
-    fn deterministic(&self, _params: &serde_json::Value) -> bool {
-        false
+    fn deterministic(&self, params: &serde_json::Value) -> bool;
+    fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value;
+    fn prepare(&self, data: &DataView) -> Result<Shared>;
+    /// Runs one cell and checks its rows' columns against [`Self::columns`].
+    fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>>;
+}
+
+/// The one generic adapter from a typed [`Kind`] to [`ExperimentKind`].
+pub struct Adapter<K>(PhantomData<K>);
+
+impl<K> Adapter<K> {
+    pub const fn new() -> Self {
+        Self(PhantomData)
     }
-    /// The parameters that decide a cell's random draws (default: all of them). Cells that
-    /// agree on these, on the data, the seed and the repetition draw the same random numbers:
-    /// e.g. a lifetime sweep's trees do not depend on its terminal lifetime, so a shorter sweep
-    /// is exactly the beginning of a longer one.
+}
+
+impl<K: Kind> Adapter<K> {
+    fn typed(params: &serde_json::Value) -> Result<K::Params> {
+        serde_json::from_value(params.clone()).map_err(|e| {
+            anyhow::anyhow!(
+                "internal error: planned parameters of {} do not parse: {e}",
+                K::NAME
+            )
+        })
+    }
+}
+
+impl<K: Kind> ExperimentKind for Adapter<K> {
+    fn name(&self) -> &'static str {
+        K::NAME
+    }
+    fn summary(&self) -> &'static str {
+        K::SUMMARY
+    }
+    fn code_version(&self) -> u32 {
+        K::CODE_VERSION
+    }
+    fn columns(&self) -> &'static [ColumnDoc] {
+        K::COLUMNS
+    }
+    fn sources(&self) -> &'static Sources {
+        &K::SOURCES
+    }
+    fn check_data(&self, data: &DataSpec) -> Result<(), String> {
+        K::check_data(data)
+    }
+    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
+        let typed: K::Params = toml::Value::Table(point)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        typed.check()?;
+        serde_json::to_value(&typed).map_err(|e| e.to_string())
+    }
+    fn deterministic(&self, params: &serde_json::Value) -> bool {
+        Self::typed(params).is_ok_and(|p| K::deterministic(&p))
+    }
     fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value {
-        params.clone()
+        match Self::typed(params) {
+            Ok(p) => K::stream(&p),
+            Err(_) => params.clone(),
+        }
     }
-    /// Builds what every cell of a run shares.
-    fn prepare(&self, data: &LoadedData) -> Result<Shared>;
-    /// Computes one cell.
-    fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>>;
+    fn prepare(&self, data: &DataView) -> Result<Shared> {
+        Ok(Box::new(K::prepare(data)?))
+    }
+    fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>> {
+        let Some(shared) = shared.downcast_ref::<K::Shared>() else {
+            bail!(
+                "internal error: shared data of the wrong type for {}",
+                K::NAME
+            );
+        };
+        let rows = K::run_cell(shared, &Self::typed(&cell.params)?, ctx)?;
+        for row in &rows {
+            if let Some(extra) = row
+                .keys()
+                .find(|k| !K::COLUMNS.iter().any(|c| c.name == *k))
+            {
+                bail!(
+                    "internal error: {} returned a column `{extra}` that it does not declare",
+                    K::NAME
+                );
+            }
+        }
+        Ok(rows)
+    }
 }
 
 static KINDS: &[&dyn ExperimentKind] = &[
-    &kernel_approximation::KernelApproximation,
-    &feature_ridge::FeatureRidge,
-    &lifetime_sweep::LifetimeSweep,
-    &width_selection::WidthSelection,
+    &Adapter::<mondrian::kernel_approximation::KernelApproximation>::new(),
+    &Adapter::<mondrian::feature_ridge::FeatureRidge>::new(),
+    &Adapter::<mondrian::lifetime_sweep::LifetimeSweep>::new(),
+    &Adapter::<mondrian::width_selection::WidthSelection>::new(),
 ];
 
 /// Every registered kind.
@@ -90,115 +210,103 @@ pub fn find(name: &str) -> Result<&'static dyn ExperimentKind, String> {
         })
 }
 
-/// Parameters typed by a kind: deserialised with unknown keys rejected, then range-checked.
-pub trait Params: DeserializeOwned + Serialize {
-    fn check(&self) -> Result<(), String>;
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::row;
+    use serde::Deserialize;
 
-/// Typed parameters of one grid point, validated, in canonical JSON form.
-pub fn canonical<P: Params>(point: toml::Table) -> Result<serde_json::Value, String> {
-    let typed: P = toml::Value::Table(point)
-        .try_into()
-        .map_err(|e: toml::de::Error| e.message().to_string())?;
-    typed.check()?;
-    serde_json::to_value(&typed).map_err(|e| e.to_string())
-}
+    /// A kind that returns a column it does not declare when asked to.
+    struct Sloppy;
 
-/// Typed parameters of a planned cell.
-pub fn typed<P: Params>(cell: &Cell) -> Result<P> {
-    Ok(serde_json::from_value(cell.params.clone())?)
-}
-
-/// The shared data of a run, downcast to the kind's type.
-pub fn shared<T: 'static>(shared: &Shared) -> Result<&T> {
-    shared
-        .downcast_ref::<T>()
-        .ok_or_else(|| anyhow::anyhow!("internal error: shared data of the wrong type"))
-}
-
-/// The data of a regression experiment on transductive features: the sets, and the inputs
-/// stacked as `[train; validation; test]` (Mondrian boxes and binning grids are built on all of
-/// them, as in the authors' code).
-pub struct TransductiveSplit {
-    pub x_all: ndarray::Array2<f64>,
-    pub x_train: ndarray::Array2<f64>,
-    pub x_test: ndarray::Array2<f64>,
-    pub y_train: ndarray::Array1<f64>,
-    pub y_test: ndarray::Array1<f64>,
-    /// The validation set, when the data define one (rows `n_train..test_start` of `x_all`).
-    pub validation: Option<crate::data::Labelled>,
-    pub n_train: usize,
-    /// First row of the test set in `x_all`.
-    pub test_start: usize,
-}
-
-impl TransductiveSplit {
-    /// Builds it from a run's regression data.
-    pub fn prepare(data: &LoadedData) -> Result<Shared> {
-        let sets = data.regression()?;
-        let mut parts = vec![sets.train.x.view()];
-        parts.extend(sets.validation.iter().map(|v| v.x.view()));
-        parts.push(sets.test.x.view());
-        let n_train = sets.train.y.len();
-        Ok(Box::new(TransductiveSplit {
-            x_all: ndarray::concatenate(ndarray::Axis(0), &parts)?,
-            x_train: sets.train.x.clone(),
-            x_test: sets.test.x.clone(),
-            y_train: sets.train.y.clone(),
-            y_test: sets.test.y.clone(),
-            validation: sets.validation.clone(),
-            n_train,
-            test_start: n_train + sets.validation.as_ref().map_or(0, |v| v.y.len()),
-        }))
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct SloppyParams {
+        undeclared: bool,
     }
-}
 
-impl TransductiveSplit {
-    /// The same points with the last `rows` training rows held out as a validation set (rows of
-    /// `x_all` keep their order: `[train; holdout; test]`).
-    pub fn with_holdout(&self, rows: usize) -> Result<TransductiveSplit> {
-        if self.validation.is_some() {
-            anyhow::bail!("the data already define a validation set");
+    impl Params for SloppyParams {
+        fn check(&self) -> Result<(), String> {
+            Ok(())
         }
-        if rows == 0 || rows + 2 > self.n_train {
-            anyhow::bail!(
-                "holdout_rows = {rows}: need at least 1 and at most {} (2 training rows must remain)",
-                self.n_train.saturating_sub(2)
-            );
+    }
+
+    impl Kind for Sloppy {
+        type Params = SloppyParams;
+        type Shared = ();
+        const NAME: &'static str = "sloppy";
+        const SUMMARY: &'static str = "test kind";
+        const COLUMNS: &'static [ColumnDoc] = &[ColumnDoc {
+            name: "value",
+            doc: "a number",
+        }];
+        const CODE_VERSION: u32 = 1;
+        const SOURCES: Sources = Sources {
+            crates: &[],
+            files: &[],
+        };
+        fn prepare(_data: &DataView) -> Result<()> {
+            Ok(())
         }
-        let n_train = self.n_train - rows;
-        let s = ndarray::s![..n_train, ..];
-        Ok(TransductiveSplit {
-            x_all: self.x_all.clone(),
-            x_train: self.x_train.slice(s).to_owned(),
-            x_test: self.x_test.clone(),
-            y_train: self.y_train.slice(ndarray::s![..n_train]).to_owned(),
-            y_test: self.y_test.clone(),
-            validation: Some(crate::data::Labelled {
-                x: self.x_train.slice(ndarray::s![n_train.., ..]).to_owned(),
-                y: self.y_train.slice(ndarray::s![n_train..]).to_owned(),
-            }),
-            n_train,
-            test_start: self.test_start,
-        })
+        fn run_cell(_: &(), p: &SloppyParams, _ctx: &CellContext) -> Result<Vec<Row>> {
+            let name = if p.undeclared { "valeu" } else { "value" };
+            Ok(vec![row([(name, 1.0.into())])])
+        }
     }
-}
 
-/// `check_data` of kinds that need a regression dataset.
-pub fn require_dataset(kind: &str, data: &DataSpec) -> Result<(), String> {
-    match data {
-        DataSpec::Dataset { .. } | DataSpec::LaplaceGp { .. } => Ok(()),
-        DataSpec::UniformBox { .. } => Err(format!(
-            "{kind} needs regression data (source = \"dataset\" or \"laplace_gp\")"
-        )),
+    fn run(kind: &dyn ExperimentKind, undeclared: bool) -> Result<Vec<Row>> {
+        let mut point = toml::Table::new();
+        point.insert("undeclared".into(), undeclared.into());
+        let params = kind.canonical_params(point).unwrap();
+        let data =
+            crate::data::DataView::Points(std::sync::Arc::new(ndarray::Array2::zeros((1, 1))));
+        let shared = kind.prepare(&data)?;
+        let cell = Cell {
+            params,
+            rep: 0,
+            identity: String::new(),
+            key: String::new(),
+            seeds: crate::cell::Seeds::from_bytes([0; 32]),
+        };
+        let tick = |_: f64| {};
+        kind.run_cell(
+            &shared,
+            &cell,
+            &CellContext::new(cell.seeds, 0, &tick, None),
+        )
     }
-}
 
-/// Checks that a lifetime-like parameter is finite and > 0.
-pub fn positive(name: &str, value: f64) -> Result<(), String> {
-    if value.is_finite() && value > 0.0 {
-        Ok(())
-    } else {
-        Err(format!("{name} = {value}: expected a finite number > 0"))
+    #[test]
+    fn a_cell_returning_an_undeclared_column_fails_when_it_finishes() {
+        let kind = Adapter::<Sloppy>::new();
+        assert_eq!(run(&kind, false).unwrap().len(), 1);
+        let err = run(&kind, true).unwrap_err().to_string();
+        assert!(
+            err.contains("`valeu`") && err.contains("does not declare"),
+            "{err}"
+        );
+        let mut bad = toml::Table::new();
+        bad.insert("undeclard".into(), true.into());
+        assert!(kind
+            .canonical_params(bad)
+            .unwrap_err()
+            .contains("undeclard"));
+    }
+
+    #[test]
+    fn seeding_parameters_are_typed_fields() {
+        // The sweep seeds its trees from M alone: a misspelt field would not compile, and two
+        // sweeps that differ elsewhere share their draws.
+        let kind = find("lifetime_sweep").unwrap();
+        let point = |lifetime: f64| -> toml::Table {
+            toml::from_str(&format!(
+                "n_mondrians = 7\nterminal_lifetime = {lifetime}\ndelta = 0.1\ncheckpoints = {{ first = 0.5, count = 2 }}"
+            ))
+            .unwrap()
+        };
+        let a = kind.stream_params(&kind.canonical_params(point(1.0)).unwrap());
+        let b = kind.stream_params(&kind.canonical_params(point(2.0)).unwrap());
+        assert_eq!(a, b);
+        assert_eq!(a, serde_json::json!({ "n_mondrians": 7 }));
     }
 }

@@ -15,38 +15,28 @@
 
 use std::time::Instant;
 
-use kernel_core::kernel::laplace_gram;
-use kernel_core::ridge::kernel_ridge;
-
 use anyhow::Result;
+use kernel_core::kernel::laplace_gram;
 use kernel_core::metrics::relative_error_percent;
-use mondrian::{
-    forest_fit, KernelRidgeSweep, KernelSgdSweep, MondrianForest, SweepLearner, SweepState,
-};
+use kernel_core::ridge::kernel_ridge;
+use mondrian::forest_fit;
 use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
 
-use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
-use crate::cell::Cell;
 use crate::config::DataSpec;
-use crate::data::LoadedData;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::sweep::{
+    default_dense_below, default_max_iterations, default_tolerance, CgPreconditioner, Checkpoints,
+    Learner, Solver, Sweep,
+};
+use crate::kinds::common::transductive::TransductiveSplit;
+use crate::kinds::common::{positive, require_regression};
+use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
 pub struct LifetimeSweep;
-
-/// Lifetimes at which the models are fitted and evaluated.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Checkpoints {
-    /// Smallest lifetime of the log-spaced grid.
-    pub first: f64,
-    /// Number of log-spaced lifetimes from `first` to the terminal lifetime.
-    pub count: usize,
-    /// Lifetimes added to the grid (e.g. those the paper reports); those above the terminal
-    /// lifetime are ignored, so one list serves several terminal lifetimes.
-    #[serde(default)]
-    pub include: Vec<f64>,
-}
 
 /// `[params]` of a lifetime-sweep config.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -88,71 +78,6 @@ pub struct LifetimeSweepParams {
     pub weights_at: Option<f64>,
 }
 
-/// CG preconditioner of the ridge learner (see [`mondrian::Preconditioner`]).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CgPreconditioner {
-    #[default]
-    Jacobi,
-    GaussSeidel,
-}
-
-impl From<CgPreconditioner> for mondrian::Preconditioner {
-    fn from(p: CgPreconditioner) -> Self {
-        match p {
-            CgPreconditioner::Jacobi => mondrian::Preconditioner::Jacobi,
-            CgPreconditioner::GaussSeidel => mondrian::Preconditioner::GaussSeidel,
-        }
-    }
-}
-
-/// The kernel model's learner.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Learner {
-    #[default]
-    Ridge,
-    Sgd,
-}
-
-/// The penalty and CG settings of a sweep's learner.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Solver {
-    pub delta: f64,
-    pub cg_tolerance: f64,
-    pub cg_max_iterations: usize,
-    pub cg_preconditioner: CgPreconditioner,
-    pub dense_below: usize,
-}
-
-impl Learner {
-    /// A fresh learner for a sweep over `n_columns` global columns (SGD: α = δ as the authors,
-    /// rows shuffled from the cell's `sgd_shuffle` stream).
-    pub(crate) fn sweep_learner(
-        self,
-        n_columns: usize,
-        solver: Solver,
-        cell: &Cell,
-    ) -> SweepLearner {
-        match self {
-            Learner::Ridge => SweepLearner::Ridge(
-                KernelRidgeSweep::new(
-                    n_columns,
-                    solver.delta,
-                    solver.cg_tolerance,
-                    solver.cg_max_iterations,
-                )
-                .with_preconditioner(solver.cg_preconditioner.into())
-                .with_dense_below(solver.dense_below),
-            ),
-            Learner::Sgd => SweepLearner::Sgd(
-                KernelSgdSweep::new(n_columns, solver.delta),
-                Box::new(cell.seeds.rng("sgd_shuffle")),
-            ),
-        }
-    }
-}
-
 /// Lifetimes of the exact-kernel oracle.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -165,85 +90,41 @@ fn yes() -> bool {
     true
 }
 
-pub(crate) fn default_tolerance() -> f64 {
-    1e-6
-}
-pub(crate) fn default_dense_below() -> usize {
-    mondrian::DENSE_BELOW
-}
-pub(crate) fn default_max_iterations() -> usize {
-    1000
+impl LifetimeSweepParams {
+    fn solver(&self) -> Solver {
+        Solver {
+            delta: self.delta,
+            cg_tolerance: self.cg_tolerance,
+            cg_max_iterations: self.cg_max_iterations,
+            cg_preconditioner: self.cg_preconditioner,
+            dense_below: self.dense_below,
+        }
+    }
 }
 
 impl Params for LifetimeSweepParams {
     fn check(&self) -> Result<(), String> {
-        super::positive("terminal_lifetime", self.terminal_lifetime)?;
-        super::positive("delta", self.delta)?;
-        super::positive("checkpoints.first", self.checkpoints.first)?;
-        super::positive("cg_tolerance", self.cg_tolerance)?;
+        positive("terminal_lifetime", self.terminal_lifetime)?;
+        self.solver().check()?;
         if !(1..=10_000).contains(&self.n_mondrians) {
             return Err(format!(
                 "n_mondrians = {}: need 1 to 10000",
                 self.n_mondrians
             ));
         }
-        if self.checkpoints.first > self.terminal_lifetime {
-            return Err("checkpoints.first must not exceed terminal_lifetime".into());
-        }
-        if !(1..=100_000).contains(&self.checkpoints.count) {
-            return Err("checkpoints.count: need 1 to 100000".into());
-        }
+        self.checkpoints.check(self.terminal_lifetime)?;
         for &l in &self.checkpoints.include {
-            super::positive("checkpoints.include", l)?;
+            positive("checkpoints.include", l)?;
         }
         for &l in self.exact_kernel.iter().flat_map(|e| &e.lifetimes) {
-            super::positive("exact_kernel.lifetimes", l)?;
+            positive("exact_kernel.lifetimes", l)?;
         }
         if let Some(l) = self.weights_at {
             if !(l > 0.0 && l <= self.terminal_lifetime) {
                 return Err(format!("weights_at = {l} is not in (0, terminal_lifetime]"));
             }
         }
-        if self.cg_max_iterations == 0 {
-            return Err("cg_max_iterations must be at least 1".into());
-        }
         Ok(())
-    }
-}
-
-impl Checkpoints {
-    pub(crate) fn lifetimes(&self, terminal: f64, extra: Option<f64>) -> Vec<f64> {
-        let mut out: Vec<f64> = if self.count == 1 {
-            vec![terminal]
-        } else {
-            let (a, b) = (self.first.ln(), terminal.ln());
-            let last = self.count - 1;
-            (0..self.count)
-                .map(|k| match k {
-                    0 => self.first,
-                    k if k == last => terminal,
-                    k => (a + (b - a) * k as f64 / last as f64).exp(),
-                })
-                .collect()
-        };
-        out.extend(self.include.iter().filter(|&&l| l <= terminal));
-        out.extend(extra);
-        out.sort_by(f64::total_cmp);
-        // Grid points within rounding of an included lifetime are the same checkpoint; keep
-        // the included (exactly written) value, which configs select on.
-        let exact = |v: f64| self.include.contains(&v) || extra == Some(v);
-        let mut merged: Vec<f64> = Vec::with_capacity(out.len());
-        for v in out {
-            match merged.last_mut() {
-                Some(prev) if (v - *prev).abs() <= 1e-9 * v.abs() => {
-                    if exact(v) {
-                        *prev = v;
-                    }
-                }
-                _ => merged.push(v),
-            }
-        }
-        merged
     }
 }
 
@@ -326,44 +207,41 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
-impl ExperimentKind for LifetimeSweep {
-    fn name(&self) -> &'static str {
-        "lifetime_sweep"
+impl Kind for LifetimeSweep {
+    type Params = LifetimeSweepParams;
+    type Shared = TransductiveSplit;
+    const NAME: &'static str = "lifetime_sweep";
+    const SUMMARY: &'static str = "one Mondrian lifetime sweep: kernel (exact ridge or the authors' SGD) vs per-tree forest, error vs λ, λ̂ by validation, weights (Mondrian kernel Figs. 7, 9, 10)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 3;
+    const SOURCES: Sources = Sources {
+        crates: &["mondrian", "kernel-core"],
+        files: &[
+            "experiments/src/kinds/mondrian/lifetime_sweep.rs",
+            "experiments/src/kinds/common/sweep.rs",
+            "experiments/src/kinds/common/transductive.rs",
+        ],
+    };
+
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        require_regression(Self::NAME, data)
     }
 
-    fn summary(&self) -> &'static str {
-        "one Mondrian lifetime sweep: kernel (exact ridge or the authors' SGD) vs per-tree forest, error vs λ, λ̂ by validation, weights (Mondrian kernel Figs. 7, 9, 10)"
-    }
-
-    fn code_version(&self) -> u32 {
-        3
-    }
-
-    fn columns(&self) -> &'static [ColumnDoc] {
-        COLUMNS
-    }
-
-    fn check_data(&self, data: &DataSpec) -> Result<(), String> {
-        super::require_dataset(self.name(), data)
-    }
-
-    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
-        super::canonical::<LifetimeSweepParams>(point)
-    }
-
-    fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value {
+    fn stream(p: &LifetimeSweepParams) -> serde_json::Value {
         // The trees depend on M only: every terminal lifetime, checkpoint grid and learner
         // setting sees the same partitions (a shorter sweep is a prefix of a longer one).
-        serde_json::json!({ "n_mondrians": params.get("n_mondrians") })
+        serde_json::json!({ "n_mondrians": p.n_mondrians })
     }
 
-    fn prepare(&self, data: &LoadedData) -> Result<Shared> {
+    fn prepare(data: &DataView) -> Result<TransductiveSplit> {
         TransductiveSplit::prepare(data)
     }
 
-    fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>> {
-        let d: &TransductiveSplit = super::shared(shared)?;
-        let p: LifetimeSweepParams = super::typed(cell)?;
+    fn run_cell(
+        d: &TransductiveSplit,
+        p: &LifetimeSweepParams,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>> {
         let start = Instant::now();
         let n_train = d.y_train.len();
         let mut sweep = Sweep::start(
@@ -371,19 +249,18 @@ impl ExperimentKind for LifetimeSweep {
             p.terminal_lifetime,
             p.n_mondrians,
             p.learner,
-            Solver {
-                delta: p.delta,
-                cg_tolerance: p.cg_tolerance,
-                cg_max_iterations: p.cg_max_iterations,
-                cg_preconditioner: p.cg_preconditioner,
-                dense_below: p.dense_below,
-            },
-            cell,
+            p.solver(),
+            ctx,
         )?;
         let (mean, centred) = (sweep.mean, sweep.centred.clone());
         let sets = evaluation_sets(d);
         let mut rows = Vec::new();
-        for lifetime in p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at) {
+        let lifetimes = p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at);
+        for (k, &lifetime) in lifetimes.iter().enumerate() {
+            if ctx.over_budget() {
+                break;
+            }
+            ctx.progress(k, lifetimes.len());
             let fit = sweep.advance(lifetime);
             let state = &sweep.state;
             let (kernel_pred, solve) = (fit.centred_predictions, fit.ridge);
@@ -446,65 +323,12 @@ impl ExperimentKind for LifetimeSweep {
             rows.extend(selected);
         }
         for &lifetime in p.exact_kernel.iter().flat_map(|e| &e.lifetimes) {
+            if ctx.over_budget() {
+                break;
+            }
             rows.extend(exact_rows(d, &sets, lifetime, p.delta)?);
         }
         Ok(rows)
-    }
-}
-
-/// A Mondrian lifetime sweep over the stacked points of a split (trees from the cell's `trees`
-/// stream), with its kernel learner.
-pub(crate) struct Sweep {
-    pub forest: MondrianForest,
-    pub events: Vec<mondrian::SweepEvent>,
-    pub state: SweepState,
-    pub learner: SweepLearner,
-    /// ȳ of the training targets.
-    pub mean: f64,
-    /// ỹ = y_train − ȳ.
-    pub centred: Array1<f64>,
-}
-
-impl Sweep {
-    /// Samples M trees to the terminal lifetime and starts the sweep at λ = 0.
-    pub(crate) fn start(
-        d: &TransductiveSplit,
-        terminal_lifetime: f64,
-        n_mondrians: usize,
-        learner: Learner,
-        solver: Solver,
-        cell: &Cell,
-    ) -> Result<Self> {
-        let forest = MondrianForest::sample(
-            d.x_all.view(),
-            terminal_lifetime,
-            n_mondrians,
-            &mut cell.seeds.rng("trees"),
-        )?;
-        let events = forest.sweep_events();
-        let state = SweepState::new(&forest);
-        let learner = learner.sweep_learner(forest.n_columns(), solver, cell);
-        let mean = d.y_train.mean().unwrap_or(0.0);
-        Ok(Self {
-            forest,
-            events,
-            state,
-            learner,
-            mean,
-            centred: d.y_train.mapv(|v| v - mean),
-        })
-    }
-
-    /// Applies every split with time `<= lifetime` and updates the kernel model.
-    pub(crate) fn advance(&mut self, lifetime: f64) -> mondrian::SweepFit {
-        self.learner.advance(
-            &self.forest,
-            &self.events,
-            &mut self.state,
-            lifetime,
-            self.centred.len(),
-            self.centred.view(),
-        )
     }
 }
 

@@ -13,38 +13,33 @@ use kernel_core::kernel::laplace_gram;
 use kernel_core::metrics::relative_error_percent;
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::{kernel_ridge, nested_ridge};
-use mondrian::MondrianForest;
-use ndarray::{s, Array1, Array2};
-use random_features::{RandomBinning, RandomFourierFeatures};
+use kernel_core::{DenseFeatures, Features};
+use ndarray::{s, Array1};
 use serde::{Deserialize, Serialize};
 
-use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
-use crate::cell::Cell;
 use crate::config::DataSpec;
-use crate::data::LoadedData;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::feature_maps::{self, MapMethod};
+use crate::kinds::common::transductive::TransductiveSplit;
+use crate::kinds::common::{positive, require_regression};
+use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
 pub struct FeatureRidge;
 
-/// The regressor.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum RidgeMethod {
-    /// Mondrian kernel features, M = 1..=max_nonzeros trees.
-    Mondrian,
-    /// Random binning features, M = 1..=max_nonzeros grids.
-    RandomBinning,
-    /// Random Fourier features, R = 1..=max_nonzeros/2 frequencies.
-    RandomFourier,
-    /// Exact Laplace kernel ridge regression (deterministic: one repetition).
-    ExactLaplace,
-}
+/// The method that is not a feature map: exact Laplace kernel ridge regression
+/// (deterministic: one repetition while the split is fixed).
+pub const EXACT_LAPLACE: &str = "exact_laplace";
 
 /// `[params]` of a feature-ridge config.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FeatureRidgeParams {
-    pub method: RidgeMethod,
+    /// A feature map (`mondrian`, `random_binning`, `random_fourier`: see
+    /// [`crate::kinds::common::feature_maps`]) or `exact_laplace`.
+    pub method: String,
     /// λ of the Laplace kernel (the Mondrian lifetime).
     pub lifetime: f64,
     /// Ridge penalty δ on the scaled features (and on the kernel matrix).
@@ -55,17 +50,17 @@ pub struct FeatureRidgeParams {
 
 impl Params for FeatureRidgeParams {
     fn check(&self) -> Result<(), String> {
-        super::positive("lifetime", self.lifetime)?;
-        super::positive("delta", self.delta)?;
-        let min = if self.method == RidgeMethod::RandomFourier {
-            2
-        } else {
-            1
-        };
-        if !(min..=5000).contains(&self.max_nonzeros) {
+        positive("lifetime", self.lifetime)?;
+        positive("delta", self.delta)?;
+        if self.method != EXACT_LAPLACE {
+            let method =
+                feature_maps::find(&self.method).map_err(|e| format!("{e}, {EXACT_LAPLACE}"))?;
+            method.blocks(self.max_nonzeros)?;
+        }
+        if self.max_nonzeros > 5000 {
             return Err(format!(
-                "max_nonzeros = {}: need {min} to 5000 for {:?}",
-                self.max_nonzeros, self.method
+                "max_nonzeros = {}: at most 5000",
+                self.max_nonzeros
             ));
         }
         Ok(())
@@ -99,63 +94,48 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
-impl ExperimentKind for FeatureRidge {
-    fn name(&self) -> &'static str {
-        "feature_ridge"
+impl Kind for FeatureRidge {
+    type Params = FeatureRidgeParams;
+    type Shared = TransductiveSplit;
+    const NAME: &'static str = "feature_ridge";
+    const SUMMARY: &'static str = "ridge on nested prefixes of Mondrian / binning / Fourier features, and exact Laplace KRR (Mondrian kernel Fig. 6)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 1;
+    const SOURCES: Sources = Sources {
+        crates: &["mondrian", "random-features", "kernel-core"],
+        files: &[
+            "experiments/src/kinds/mondrian/feature_ridge.rs",
+            "experiments/src/kinds/common/feature_maps.rs",
+            "experiments/src/kinds/common/transductive.rs",
+        ],
+    };
+
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        require_regression(Self::NAME, data)
     }
 
-    fn summary(&self) -> &'static str {
-        "ridge on nested prefixes of Mondrian / binning / Fourier features, and exact Laplace KRR (Mondrian kernel Fig. 6)"
+    fn deterministic(p: &FeatureRidgeParams) -> bool {
+        p.method == EXACT_LAPLACE
     }
 
-    fn code_version(&self) -> u32 {
-        1
-    }
-
-    fn columns(&self) -> &'static [ColumnDoc] {
-        COLUMNS
-    }
-
-    fn check_data(&self, data: &DataSpec) -> Result<(), String> {
-        super::require_dataset(self.name(), data)
-    }
-
-    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
-        super::canonical::<FeatureRidgeParams>(point)
-    }
-
-    fn deterministic(&self, params: &serde_json::Value) -> bool {
-        params.get("method").and_then(|m| m.as_str()) == Some("exact_laplace")
-    }
-
-    fn prepare(&self, data: &LoadedData) -> Result<Shared> {
+    fn prepare(data: &DataView) -> Result<TransductiveSplit> {
         TransductiveSplit::prepare(data)
     }
 
-    fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>> {
-        let d: &TransductiveSplit = super::shared(shared)?;
-        let p: FeatureRidgeParams = super::typed(cell)?;
-        match p.method {
-            RidgeMethod::ExactLaplace => exact(d, &p),
-            RidgeMethod::Mondrian => {
-                let forest = MondrianForest::sample(
-                    d.x_all.view(),
-                    p.lifetime,
-                    p.max_nonzeros,
-                    &mut cell.seeds.rng("trees"),
-                )?;
-                one_hot(d, &p, &forest.features())
-            }
-            RidgeMethod::RandomBinning => {
-                let mut map = RandomBinning::sample(
-                    d.x_all.ncols(),
-                    p.max_nonzeros,
-                    p.lifetime,
-                    &mut cell.seeds.rng("features"),
-                )?;
-                one_hot(d, &p, &map.fit_transform(d.x_all.view())?)
-            }
-            RidgeMethod::RandomFourier => fourier(d, &p, cell),
+    fn run_cell(
+        d: &TransductiveSplit,
+        p: &FeatureRidgeParams,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>> {
+        if p.method == EXACT_LAPLACE {
+            return exact(d, p);
+        }
+        let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
+        let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
+        let (_, features) = method.sample(d.x_all.view(), p.lifetime, blocks, ctx)?;
+        match &features {
+            Features::OneHot(f) => one_hot(d, p, f),
+            Features::Dense(f) => dense(d, p, method, f),
         }
     }
 }
@@ -167,14 +147,11 @@ fn errors(d: &TransductiveSplit, train: &Array1<f64>, test: &Array1<f64>) -> Res
     ))
 }
 
-fn prefix_row(order: usize, fourier: bool, train: f64, test: f64, active: usize) -> Row {
+fn prefix_row(method: &MapMethod, order: usize, train: f64, test: f64, active: usize) -> Row {
     row([
         ("order", order.into()),
-        ("nonzeros", (if fourier { 2 * order } else { order }).into()),
-        (
-            "m_axis",
-            (if fourier { 2 * order - 1 } else { order }).into(),
-        ),
+        ("nonzeros", method.nonzeros(order).into()),
+        ("m_axis", method.m_axis(order).into()),
         ("test_error", Value::from(test)),
         ("train_error", Value::from(train)),
         ("active_columns", active.into()),
@@ -199,11 +176,11 @@ fn one_hot(
     p: &FeatureRidgeParams,
     features: &OneHotFeatures,
 ) -> Result<Vec<Row>> {
+    let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
     let n_all = d.x_all.nrows();
     let train_rows = 0..d.n_train;
     let compact = features.compact_columns(train_rows.clone())?;
-    let mean = d.y_train.mean().unwrap_or(0.0);
-    let centred = d.y_train.mapv(|v| v - mean);
+    let (mean, centred) = d.centred_targets();
     let gram = features.gram(train_rows.clone(), &compact);
     let rhs = features.transpose_times(train_rows.clone(), centred.view(), &compact);
     let penalties: Vec<f64> = (1..=features.n_blocks())
@@ -218,45 +195,38 @@ fn one_hot(
             let train = features.times_prefix(train_rows.clone(), v.view(), &compact, order) + mean;
             let test = features.times_prefix(d.test_start..n_all, v.view(), &compact, order) + mean;
             let (train_error, test_error) = errors(d, &train, &test)?;
-            Ok(prefix_row(order, false, train_error, test_error, v.len()))
+            Ok(prefix_row(method, order, train_error, test_error, v.len()))
         })
         .collect()
 }
 
-fn fourier(d: &TransductiveSplit, p: &FeatureRidgeParams, cell: &Cell) -> Result<Vec<Row>> {
-    let r_max = p.max_nonzeros / 2;
-    let map = RandomFourierFeatures::sample(
-        d.x_all.ncols(),
-        r_max,
-        p.lifetime,
-        &mut cell.seeds.rng("features"),
-    )?;
-    // Columns interleaved [cos_1, sin_1, cos_2, sin_2, ...] so prefix R is the first 2R.
-    let z = map.transform(d.x_all.view())?;
-    let mut f = Array2::zeros(z.dim());
-    for r in 0..r_max {
-        f.column_mut(2 * r).assign(&z.column(r));
-        f.column_mut(2 * r + 1).assign(&z.column(r_max + r));
-    }
+/// Nested ridge on dense features whose blocks are the map's orders (a Fourier frequency's
+/// cosine and sine columns side by side, so prefix R is the first block_ends[R - 1] columns).
+fn dense(
+    d: &TransductiveSplit,
+    p: &FeatureRidgeParams,
+    method: &MapMethod,
+    features: &DenseFeatures,
+) -> Result<Vec<Row>> {
+    let f = features.values();
     let train = f.slice(s![..d.n_train, ..]);
     let test = f.slice(s![d.test_start.., ..]);
-    let mean = d.y_train.mean().unwrap_or(0.0);
-    let centred = d.y_train.mapv(|v| v - mean);
+    let (mean, centred) = d.centred_targets();
     let gram = train.t().dot(&train);
     let rhs = train.t().dot(&centred);
-    let ends: Vec<usize> = (1..=r_max).map(|r| 2 * r).collect();
-    let penalties: Vec<f64> = (1..=r_max).map(|r| r as f64 * p.delta).collect();
-    let solutions = nested_ridge(gram.view(), rhs.view(), &ends, &penalties)?;
+    let ends = features.block_ends();
+    let penalties: Vec<f64> = (1..=ends.len()).map(|r| r as f64 * p.delta).collect();
+    let solutions = nested_ridge(gram.view(), rhs.view(), ends, &penalties)?;
     solutions
         .iter()
         .enumerate()
         .map(|(k, v)| {
             let order = k + 1;
-            let e = 2 * order;
+            let e = ends[k];
             let train_pred = train.slice(s![.., ..e]).dot(v) + mean;
             let test_pred = test.slice(s![.., ..e]).dot(v) + mean;
             let (train_error, test_error) = errors(d, &train_pred, &test_pred)?;
-            Ok(prefix_row(order, true, train_error, test_error, e))
+            Ok(prefix_row(method, order, train_error, test_error, e))
         })
         .collect()
 }

@@ -12,8 +12,6 @@
 //! pool), and its time is that thread's CPU time, so cells running side by side do not distort
 //! each other's clocks.
 
-use std::time::Instant;
-
 use anyhow::Result;
 use kernel_core::metrics::relative_error_percent;
 use kernel_core::one_hot::OneHotFeatures;
@@ -25,14 +23,18 @@ use ndarray::{s, Array1, ArrayView1};
 use random_features::{RandomBinning, RandomFourierFeatures};
 use serde::{Deserialize, Serialize};
 
-use super::lifetime_sweep::{
+use crate::config::DataSpec;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::clock::Clock;
+use crate::kinds::common::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
     Sweep,
 };
-use super::{ColumnDoc, ExperimentKind, Params, Shared, TransductiveSplit};
-use crate::cell::Cell;
-use crate::config::DataSpec;
-use crate::data::LoadedData;
+use crate::kinds::common::transductive::TransductiveSplit;
+use crate::kinds::common::{positive, require_regression};
+use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
 pub struct WidthSelection;
@@ -114,12 +116,22 @@ fn twenty() -> f64 {
     20.0
 }
 
+impl WidthSelectionParams {
+    fn solver(&self) -> Solver {
+        Solver {
+            delta: self.delta,
+            cg_tolerance: self.cg_tolerance,
+            cg_max_iterations: self.cg_max_iterations,
+            cg_preconditioner: Default::default(),
+            dense_below: self.dense_below,
+        }
+    }
+}
+
 impl Params for WidthSelectionParams {
     fn check(&self) -> Result<(), String> {
-        super::positive("delta", self.delta)?;
-        super::positive("terminal_lifetime", self.terminal_lifetime)?;
-        super::positive("checkpoints.first", self.checkpoints.first)?;
-        super::positive("cg_tolerance", self.cg_tolerance)?;
+        positive("terminal_lifetime", self.terminal_lifetime)?;
+        self.solver().check()?;
         if !(1..=10_000).contains(&self.n_features) {
             return Err(format!("n_features = {}: need 1 to 10000", self.n_features));
         }
@@ -143,15 +155,7 @@ impl Params for WidthSelectionParams {
         if !self.search_threshold.is_finite() {
             return Err("search_threshold must be finite".into());
         }
-        if self.checkpoints.first > self.terminal_lifetime {
-            return Err("checkpoints.first must not exceed terminal_lifetime".into());
-        }
-        if !(1..=100_000).contains(&self.checkpoints.count) {
-            return Err("checkpoints.count: need 1 to 100000".into());
-        }
-        if self.cg_max_iterations == 0 {
-            return Err("cg_max_iterations must be at least 1".into());
-        }
+        self.checkpoints.check(self.terminal_lifetime)?;
         if self.selection == Selection::Holdout && self.holdout_rows == 0 {
             return Err("holdout_rows must be at least 1 with selection = \"holdout\"".into());
         }
@@ -208,47 +212,42 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
-impl ExperimentKind for WidthSelection {
-    fn name(&self) -> &'static str {
-        "width_selection"
+impl Kind for WidthSelection {
+    type Params = WidthSelectionParams;
+    type Shared = TransductiveSplit;
+    const NAME: &'static str = "width_selection";
+    const SUMMARY: &'static str = "kernel-width selection vs CPU time: one Mondrian sweep vs retraining random features per width (Mondrian kernel Fig. 8)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 1;
+    const SOURCES: Sources = Sources {
+        crates: &["mondrian", "random-features", "kernel-core"],
+        files: &[
+            "experiments/src/kinds/mondrian/width_selection.rs",
+            "experiments/src/kinds/common/clock.rs",
+            "experiments/src/kinds/common/sweep.rs",
+            "experiments/src/kinds/common/transductive.rs",
+        ],
+    };
+
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        require_regression(Self::NAME, data)
     }
 
-    fn summary(&self) -> &'static str {
-        "kernel-width selection vs CPU time: one Mondrian sweep vs retraining random features per width (Mondrian kernel Fig. 8)"
-    }
-
-    fn code_version(&self) -> u32 {
-        1
-    }
-
-    fn columns(&self) -> &'static [ColumnDoc] {
-        COLUMNS
-    }
-
-    fn check_data(&self, data: &DataSpec) -> Result<(), String> {
-        super::require_dataset(self.name(), data)
-    }
-
-    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
-        super::canonical::<WidthSelectionParams>(point)
-    }
-
-    fn stream_params(&self, params: &serde_json::Value) -> serde_json::Value {
+    fn stream(p: &WidthSelectionParams) -> serde_json::Value {
         // Draws depend on the method and M only: the selection set, the learner and the solver
         // settings see the same trees and features (common random numbers).
-        serde_json::json!({
-            "method": params.get("method"),
-            "n_features": params.get("n_features"),
-        })
+        serde_json::json!({ "method": p.method, "n_features": p.n_features })
     }
 
-    fn prepare(&self, data: &LoadedData) -> Result<Shared> {
+    fn prepare(data: &DataView) -> Result<TransductiveSplit> {
         TransductiveSplit::prepare(data)
     }
 
-    fn run_cell(&self, shared: &Shared, cell: &Cell) -> Result<Vec<Row>> {
-        let d: &TransductiveSplit = super::shared(shared)?;
-        let p: WidthSelectionParams = super::typed(cell)?;
+    fn run_cell(
+        d: &TransductiveSplit,
+        p: &WidthSelectionParams,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>> {
         let holdout = match p.selection {
             Selection::Test => None,
             Selection::Holdout => Some(d.with_holdout(p.holdout_rows)?),
@@ -262,51 +261,15 @@ impl ExperimentKind for WidthSelection {
             scope
                 .spawn(|| {
                     pool.install(|| match p.method {
-                        Method::Mondrian => mondrian_sweep(d, &p, cell),
+                        Method::Mondrian => mondrian_sweep(d, p, ctx),
                         Method::RandomFourier | Method::RandomBinning => {
-                            random_feature_search(d, &p, cell)
+                            random_feature_search(d, p, ctx)
                         }
                     })
                 })
                 .join()
                 .map_err(|_| anyhow::anyhow!("the method's thread panicked"))?
         })
-    }
-}
-
-/// CPU seconds of the calling thread.
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec it is given, which we own.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc == 0 {
-        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-    } else {
-        f64::NAN
-    }
-}
-
-/// CPU and wall time since a start.
-struct Clock {
-    cpu: f64,
-    wall: Instant,
-}
-
-impl Clock {
-    fn start() -> Self {
-        Self {
-            cpu: thread_cpu_seconds(),
-            wall: Instant::now(),
-        }
-    }
-    fn cpu(&self) -> f64 {
-        thread_cpu_seconds() - self.cpu
-    }
-    fn wall(&self) -> f64 {
-        self.wall.elapsed().as_secs_f64()
     }
 }
 
@@ -374,7 +337,7 @@ fn errors(d: &TransductiveSplit, pred: ArrayView1<f64>) -> Result<Errors> {
 fn mondrian_sweep(
     d: &TransductiveSplit,
     p: &WidthSelectionParams,
-    cell: &Cell,
+    ctx: &CellContext,
 ) -> Result<Vec<Row>> {
     let clock = Clock::start();
     let mut sweep = Sweep::start(
@@ -382,22 +345,16 @@ fn mondrian_sweep(
         p.terminal_lifetime,
         p.n_features,
         p.learner,
-        Solver {
-            delta: p.delta,
-            cg_tolerance: p.cg_tolerance,
-            cg_max_iterations: p.cg_max_iterations,
-            cg_preconditioner: Default::default(),
-            dense_below: p.dense_below,
-        },
-        cell,
+        p.solver(),
+        ctx,
     )?;
     let mut rows = Vec::new();
-    for (k, lifetime) in p
-        .checkpoints
-        .lifetimes(p.terminal_lifetime, None)
-        .into_iter()
-        .enumerate()
-    {
+    let lifetimes = p.checkpoints.lifetimes(p.terminal_lifetime, None);
+    for (k, &lifetime) in lifetimes.iter().enumerate() {
+        if ctx.over_budget() {
+            break;
+        }
+        ctx.progress(k, lifetimes.len());
         let fit = sweep.advance(lifetime);
         let e = errors(d, fit.centred_predictions.view())?;
         let mut r = method_row(Method::Mondrian, k, lifetime, &e, &clock);
@@ -410,13 +367,12 @@ fn mondrian_sweep(
 fn random_feature_search(
     d: &TransductiveSplit,
     p: &WidthSelectionParams,
-    cell: &Cell,
+    ctx: &CellContext,
 ) -> Result<Vec<Row>> {
     let clock = Clock::start();
-    let mean = d.y_train.mean().unwrap_or(0.0);
-    let centred = d.y_train.mapv(|v| v - mean);
-    let mut feature_rng = cell.seeds.rng("features");
-    let mut shuffle = cell.seeds.rng("sgd_shuffle");
+    let (_, centred) = d.centred_targets();
+    let mut feature_rng = ctx.rng("features");
+    let mut shuffle = ctx.rng("sgd_shuffle");
     let sgd = Sgd::sklearn_0_17(p.delta);
     let m = p.n_features;
     let scale = 1.0 / (m as f64).sqrt();
@@ -425,7 +381,11 @@ fn random_feature_search(
         _ => p.evaluations.random_binning,
     };
     let mut rows = Vec::new();
-    select_width(evaluations - 1, p.search_threshold, |lg| -> Result<f64> {
+    let searched = select_width(evaluations - 1, p.search_threshold, |lg| -> Result<f64> {
+        if ctx.over_budget() {
+            anyhow::bail!("out of budget");
+        }
+        ctx.progress(rows.len(), evaluations);
         let lifetime = lg.exp2();
         let n_train = d.n_train;
         let train_x = d.x_all.slice(s![..n_train, ..]);
@@ -503,6 +463,13 @@ fn random_feature_search(
         let e = errors(d, pred.view())?;
         rows.push(method_row(p.method, rows.len(), lifetime, &e, &clock));
         Ok(e.selection())
-    })?;
+    });
+    match searched {
+        // A search stopped by the budget keeps the evaluations it made.
+        Err(_) if ctx.did_not_finish() => {}
+        other => {
+            other?;
+        }
+    }
     Ok(rows)
 }

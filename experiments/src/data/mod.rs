@@ -1,0 +1,581 @@
+//! A config's data: the `[data]` table ([`DataSpec`]), loading it (a registered dataset
+//! verified by sha256 and typed by the registry, or synthetic data from the run's data seed),
+//! and the split of each repetition.
+//!
+//! Splits (`[data] split`) are drawn per repetition from the run's data seeds, never from a
+//! cell's: every method and parameter point of a run sees the same split in repetition `r`
+//! (paired comparisons), and the split does not depend on the thread count. A fixed split (the
+//! published files, or the rows of generated data) is one split shared by every repetition.
+
+pub mod synthetic;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use datasets::{GivenSplits, Inputs, LabelledSet, SplitSpec, Targets};
+use ndarray::{Array1, Array2, Axis};
+use serde::{Deserialize, Serialize};
+
+use crate::cell::{data_seeds, Seeds};
+use synthetic::{Generated, Generator, LaplaceGp, UniformBox};
+
+/// Where the data come from (`[data] source = ...`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum DataSpec {
+    /// `n` points uniform on `[low, high]^dim`, drawn from the run's data seed (no download).
+    UniformBox(UniformBox),
+    /// A registered dataset (`datasets/registry.toml`), verified by sha256 and typed by the
+    /// registry's `[dataset.table]`.
+    Dataset(DatasetSpec),
+    /// A Gaussian-process regression sample with the Laplace kernel.
+    LaplaceGp(LaplaceGp),
+}
+
+/// `[data] source = "dataset"`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetSpec {
+    pub name: String,
+    /// Keep the first `max_rows` rows of each of train and test (and of the points).
+    pub max_rows: Option<usize>,
+    /// How train and test are drawn per repetition: `{ kind = "given" }` (the published files;
+    /// the default where the set has them), `{ kind = "predefined" }` (shipped mask k in
+    /// repetition k) or `{ kind = "random", test_fraction = 0.3, stratify = true }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitSpec>,
+}
+
+impl DataSpec {
+    /// The synthetic generator, if the data are generated.
+    pub fn generator(&self) -> Option<&dyn Generator> {
+        match self {
+            DataSpec::UniformBox(g) => Some(g),
+            DataSpec::LaplaceGp(g) => Some(g),
+            DataSpec::Dataset(_) => None,
+        }
+    }
+
+    /// Whether every repetition sees the same split (the published files, generated rows):
+    /// only then do deterministic methods run once.
+    pub fn fixed_split(&self) -> bool {
+        match self {
+            DataSpec::Dataset(d) => matches!(d.split, None | Some(SplitSpec::Given)),
+            _ => true,
+        }
+    }
+
+    /// Checks everything that can be checked without reading data.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(g) = self.generator() {
+            return g.validate();
+        }
+        let DataSpec::Dataset(d) = self else {
+            return Ok(());
+        };
+        if d.max_rows == Some(0) {
+            return Err("data.max_rows = 0: need at least one row".into());
+        }
+        if let Some(split) = &d.split {
+            split.validate().map_err(|e| format!("data.split: {e}"))?;
+        }
+        datasets::Registry::embedded()
+            .map_err(|e| e.to_string())?
+            .get(&d.name)
+            .map(|_| ())
+            .map_err(|e| format!("data.name: {e}"))
+    }
+}
+
+/// Inputs (one per row) and their targets.
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    pub x: Array2<f64>,
+    pub y: Array1<f64>,
+}
+
+/// The sets of a regression experiment.
+#[derive(Debug, Clone)]
+pub struct RegressionSets {
+    pub train: Labelled,
+    /// A validation set (model selection), when the data define one.
+    pub validation: Option<Labelled>,
+    pub test: Labelled,
+}
+
+/// Rows of one repetition's sets (indices into the labelled set).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parts {
+    pub train: Vec<usize>,
+    /// Empty when the data define no validation set.
+    pub validation: Vec<usize>,
+    pub test: Vec<usize>,
+}
+
+enum Splitting {
+    /// One split for every repetition.
+    Fixed(Arc<Parts>),
+    /// Drawn per repetition.
+    PerRepetition(SplitSpec),
+}
+
+enum Source {
+    Points(Arc<Array2<f64>>),
+    Sets {
+        set: Arc<LabelledSet>,
+        splitting: Splitting,
+        max_rows: Option<usize>,
+    },
+}
+
+/// The data of a run, with the digests of every file read.
+pub struct LoadedData {
+    source: Source,
+    seeds: Seeds,
+    /// sha256 by dataset, then by file path (empty for synthetic data).
+    pub digests: BTreeMap<String, BTreeMap<String, String>>,
+    /// What generating the data had to do beyond the spec (recorded in the manifest), e.g. a
+    /// jitter added to a kernel matrix.
+    pub notes: Vec<String>,
+}
+
+/// The data one repetition sees.
+pub enum DataView {
+    /// Points (synthetic), one per row.
+    Points(Arc<Array2<f64>>),
+    /// A labelled set and this repetition's split of it.
+    Sets(SplitSets),
+}
+
+/// A labelled set and one repetition's split.
+pub struct SplitSets {
+    pub set: Arc<LabelledSet>,
+    pub parts: Arc<Parts>,
+    /// Seeds of this repetition's data streams (shared by every cell of the repetition).
+    seeds: Seeds,
+}
+
+impl SplitSets {
+    /// `rows` in a seeded random order, the same for every method of the repetition (an online
+    /// stream, e.g. the Isolation Kernel paper's shuffled train+test sequence).
+    pub fn shuffled(&self, rows: &[usize]) -> Vec<usize> {
+        let order = datasets::shuffled_order(rows.len(), &mut self.seeds.rng("stream"));
+        order.into_iter().map(|k| rows[k]).collect()
+    }
+
+    /// Inputs and targets of the given rows.
+    pub fn rows(&self, rows: &[usize]) -> (Inputs, Targets) {
+        self.set.select(rows)
+    }
+}
+
+impl DataView {
+    /// The points: synthetic points, or the (dense) training inputs of a labelled set.
+    pub fn points(&self) -> Result<Array2<f64>> {
+        match self {
+            DataView::Points(x) => Ok(x.as_ref().clone()),
+            DataView::Sets(s) => Ok(dense(&s.set, &s.parts.train)?),
+        }
+    }
+
+    /// The labelled set and this repetition's split.
+    pub fn sets(&self) -> Result<&SplitSets> {
+        match self {
+            DataView::Sets(s) => Ok(s),
+            DataView::Points(_) => bail!("this experiment needs a labelled dataset, not points"),
+        }
+    }
+
+    /// The regression sets of this repetition (dense inputs, real targets).
+    pub fn regression(&self) -> Result<RegressionSets> {
+        let DataView::Sets(s) = self else {
+            bail!("this experiment needs a regression dataset");
+        };
+        let Targets::Real(y) = &s.set.y else {
+            bail!(
+                "{} is a classification set; this experiment needs regression targets",
+                s.set.name
+            );
+        };
+        let part = |rows: &[usize]| -> Result<Labelled> {
+            Ok(Labelled {
+                x: dense(&s.set, rows)?,
+                y: y.select(Axis(0), rows),
+            })
+        };
+        Ok(RegressionSets {
+            train: part(&s.parts.train)?,
+            validation: (!s.parts.validation.is_empty())
+                .then(|| part(&s.parts.validation))
+                .transpose()?,
+            test: part(&s.parts.test)?,
+        })
+    }
+}
+
+fn dense(set: &LabelledSet, rows: &[usize]) -> Result<Array2<f64>> {
+    match &set.x {
+        Inputs::Dense(x) => Ok(x.select(Axis(0), rows)),
+        Inputs::Sparse(_) => bail!(
+            "{} has sparse inputs; this experiment needs dense ones",
+            set.name
+        ),
+    }
+}
+
+impl LoadedData {
+    /// Repetitions with equal groups see the same split (0 for a fixed split, else `rep`).
+    pub fn split_group(&self, rep: usize) -> usize {
+        match &self.source {
+            Source::Sets {
+                splitting: Splitting::PerRepetition(_),
+                ..
+            } => rep,
+            _ => 0,
+        }
+    }
+
+    /// The data repetition `rep` sees.
+    pub fn view(&self, rep: usize) -> Result<DataView> {
+        let (set, splitting, max_rows) = match &self.source {
+            Source::Points(x) => return Ok(DataView::Points(x.clone())),
+            Source::Sets {
+                set,
+                splitting,
+                max_rows,
+            } => (set, splitting, max_rows),
+        };
+        let group = self.split_group(rep);
+        let parts = match splitting {
+            Splitting::Fixed(parts) => parts.clone(),
+            Splitting::PerRepetition(spec) => {
+                let split = spec.draw(set, rep, &mut self.seeds.rng(&format!("split/{rep}")))?;
+                Arc::new(Parts {
+                    train: split.train,
+                    validation: Vec::new(),
+                    test: split.test,
+                })
+            }
+        };
+        let parts = match max_rows {
+            Some(n) => Arc::new(Parts {
+                train: parts.train.iter().take(*n).copied().collect(),
+                validation: parts.validation.clone(),
+                test: parts.test.iter().take(*n).copied().collect(),
+            }),
+            None => parts,
+        };
+        Ok(DataView::Sets(SplitSets {
+            set: set.clone(),
+            parts,
+            seeds: self.seeds.derive(&format!("repetition/{group}")),
+        }))
+    }
+}
+
+/// Why a run's data cannot be used.
+#[derive(Debug, Clone)]
+pub struct DataProblem {
+    /// The files are absent (as opposed to present but corrupt or unreadable).
+    pub missing: bool,
+    /// What is wrong and how to get the data.
+    pub message: String,
+}
+
+impl std::fmt::Display for DataProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Whether the data can be had without downloading: `Err` says what is missing or corrupt and
+/// how to get it.
+pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), DataProblem> {
+    match spec {
+        DataSpec::Dataset(d) => datasets::DataDirs::from_root(root)
+            .locate_name(&d.name)
+            .map(|_| ())
+            .map_err(|e| DataProblem {
+                missing: matches!(e, datasets::DatasetError::Missing { .. }),
+                message: e.to_string(),
+            }),
+        _ => Ok(()),
+    }
+}
+
+fn range(r: Range<usize>) -> Vec<usize> {
+    r.collect()
+}
+
+/// Loads (or generates) the data of a run of `repeats` repetitions.
+pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Result<LoadedData> {
+    let seeds = data_seeds(base_seed, spec);
+    let mut notes = Vec::new();
+    let mut digests = BTreeMap::new();
+    let source = match spec {
+        DataSpec::Dataset(d) => {
+            let dirs = datasets::DataDirs::from_root(root);
+            let dataset = datasets::Registry::embedded()?.get(&d.name)?;
+            let located = dirs.locate(dataset)?;
+            let files = located
+                .files
+                .iter()
+                .map(|f| {
+                    let entry = dataset.file(&f.role).map(|e| e.sha256.clone());
+                    (f.rel_path.clone(), entry.unwrap_or_default())
+                })
+                .collect();
+            digests.insert(d.name.clone(), files);
+            let set = datasets::load_dataset(&dirs, dataset)?;
+            let split = match (&d.split, &set.given) {
+                (Some(s), _) => s.clone(),
+                (None, GivenSplits::TrainTest { .. }) => SplitSpec::Given,
+                (None, given) => bail!(
+                    "data.split: {} ships no published train/test files ({}); set \
+                     split = {{ kind = \"predefined\" }}{} or split = {{ kind = \"random\", \
+                     test_fraction = 0.3 }}",
+                    d.name,
+                    match given {
+                        GivenSplits::Masks(m) => format!("it ships {} test masks", m.ncols()),
+                        _ => "and no test masks".into(),
+                    },
+                    if given.n_masks() > 0 {
+                        ""
+                    } else {
+                        " (not available here)"
+                    }
+                ),
+            };
+            split
+                .check_set(&set.given, &set.y, repeats)
+                .map_err(|e| anyhow::anyhow!("data.split: {}: {e}", d.name))?;
+            let splitting = match (&split, &set.given) {
+                (SplitSpec::Given, GivenSplits::TrainTest { n_train }) => {
+                    Splitting::Fixed(Arc::new(Parts {
+                        train: range(0..*n_train),
+                        validation: Vec::new(),
+                        test: range(*n_train..set.n_rows()),
+                    }))
+                }
+                _ => Splitting::PerRepetition(split),
+            };
+            Source::Sets {
+                set: Arc::new(set),
+                splitting,
+                max_rows: d.max_rows,
+            }
+        }
+        _ => {
+            let generator = spec.generator().expect("synthetic data have a generator");
+            match generator.generate(&mut seeds.rng("data"))? {
+                Generated::Points(x) => Source::Points(Arc::new(x)),
+                Generated::Regression {
+                    x,
+                    y,
+                    n_train,
+                    n_validation,
+                    notes: generated_notes,
+                } => {
+                    notes.extend(generated_notes);
+                    let n = y.len();
+                    let b = n_train + n_validation;
+                    let parts = Parts {
+                        train: range(0..n_train),
+                        validation: range(n_train..b),
+                        test: range(b..n),
+                    };
+                    let set = LabelledSet {
+                        name: "generated".into(),
+                        feature_names: (1..=x.ncols()).map(|j| format!("x{j}")).collect(),
+                        x: Inputs::Dense(x),
+                        y: Targets::Real(y),
+                        given: GivenSplits::None,
+                    };
+                    Source::Sets {
+                        set: Arc::new(set),
+                        splitting: Splitting::Fixed(Arc::new(parts)),
+                        max_rows: None,
+                    }
+                }
+            }
+        }
+    };
+    Ok(LoadedData {
+        source,
+        seeds,
+        digests,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! On the real registered data (`../shared/datasets`); each test says so and returns when
+    //! the data are absent.
+    use super::*;
+
+    fn root() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf()
+    }
+
+    fn spec(text: &str) -> DataSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    /// The data, or `None` (with a note) when the dataset is not present.
+    fn loaded(text: &str, seed: u64, repeats: usize) -> Option<Result<LoadedData>> {
+        let spec = spec(text);
+        if let Err(e) = check_available(&root(), &spec) {
+            eprintln!("skipped: {e}");
+            return None;
+        }
+        Some(load(&root(), &spec, seed, repeats))
+    }
+
+    fn parts(data: &LoadedData, rep: usize) -> Parts {
+        data.view(rep)
+            .unwrap()
+            .sets()
+            .unwrap()
+            .parts
+            .as_ref()
+            .clone()
+    }
+
+    const YACHT_RANDOM: &str =
+        "source = 'dataset'\nname = 'uci/yacht'\nsplit = { kind = 'random', test_fraction = 0.3 }";
+
+    #[test]
+    fn random_splits_are_reproducible_per_repetition_and_differ_across_repetitions() {
+        let Some(a) = loaded(YACHT_RANDOM, 7, 3) else {
+            return;
+        };
+        let a = a.unwrap();
+        let b = loaded(YACHT_RANDOM, 7, 3).unwrap().unwrap();
+        let other_seed = loaded(YACHT_RANDOM, 8, 3).unwrap().unwrap();
+        for rep in 0..3 {
+            let p = parts(&a, rep);
+            // The same (seed, data, repetition) gives the same split: every method and
+            // parameter point of a run sees it, whatever the thread count.
+            assert_eq!(p, parts(&b, rep));
+            assert_ne!(p, parts(&other_seed, rep));
+            assert_eq!(a.split_group(rep), rep);
+            assert_eq!(p.test.len(), 92, "round(0.3 * 308)");
+            let mut all: Vec<usize> = p.train.iter().chain(&p.test).copied().collect();
+            all.sort();
+            assert_eq!(all, (0..308).collect::<Vec<_>>());
+        }
+        assert_ne!(parts(&a, 0), parts(&a, 1));
+        assert_ne!(parts(&a, 1), parts(&a, 2));
+        let sets = a.view(1).unwrap().regression().unwrap();
+        assert_eq!((sets.train.x.dim(), sets.test.y.len()), ((216, 6), 92));
+    }
+
+    #[test]
+    fn predefined_splits_are_the_shipped_masks_one_per_repetition() {
+        let text = "source = 'dataset'\nname = 'uci/yacht'\nsplit = { kind = 'predefined' }";
+        let Some(data) = loaded(text, 1, 10) else {
+            return;
+        };
+        let data = data.unwrap();
+        let set = datasets::load(&datasets::DataDirs::from_root(root()), "uci/yacht").unwrap();
+        let GivenSplits::Masks(masks) = &set.given else {
+            panic!("uci/yacht ships test masks");
+        };
+        for k in 0..10 {
+            let expected: Vec<usize> = (0..308).filter(|&i| masks[[i, k]]).collect();
+            assert_eq!(parts(&data, k).test, expected, "mask {k}");
+        }
+        // More repetitions than masks, or no split at all, is a clear error.
+        let err = loaded(text, 1, 11).unwrap().err().unwrap().to_string();
+        assert!(err.contains("10 masks"), "{err}");
+        let err = loaded("source = 'dataset'\nname = 'uci/yacht'", 1, 1)
+            .unwrap()
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("predefined") && err.contains("random"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_given_split_is_the_published_files_in_every_repetition() {
+        let Some(data) = loaded("source = 'dataset'\nname = 'cpu_rr'", 1, 5) else {
+            return;
+        };
+        let data = data.unwrap();
+        assert_eq!(data.split_group(4), 0);
+        assert_eq!(parts(&data, 0), parts(&data, 4));
+        let sets = data.view(3).unwrap().regression().unwrap();
+        let published = datasets::cpu_rr(&datasets::DataDirs::from_root(root())).unwrap();
+        assert_eq!(sets.train.x, published.x_train);
+        assert_eq!(sets.test.y, published.y_test);
+        assert!(sets.validation.is_none());
+        assert!(spec("source = 'dataset'\nname = 'cpu_rr'").fixed_split());
+        assert!(!spec(YACHT_RANDOM).fixed_split());
+    }
+
+    #[test]
+    fn stratified_splits_keep_class_proportions_and_streams_are_shared_per_repetition() {
+        let text = "source = 'dataset'\nname = 'classification/sonar'\nsplit = { kind = 'random', test_fraction = 0.25, stratify = true }";
+        let Some(data) = loaded(text, 3, 2) else {
+            return;
+        };
+        let data = data.unwrap();
+        let view = data.view(0).unwrap();
+        let sets = view.sets().unwrap();
+        let counts = |rows: &[usize]| sets.rows(rows).1.class_counts().unwrap();
+        let (all, test) = (
+            counts(&(0..208).collect::<Vec<_>>()),
+            counts(&sets.parts.test),
+        );
+        for (c, t) in all.iter().zip(&test) {
+            assert!(
+                (*t as f64 - 0.25 * *c as f64).abs() <= 1.0,
+                "{all:?} {test:?}"
+            );
+        }
+        // A shuffled stream is a permutation, the same for every cell of the repetition, and
+        // another one in the next repetition.
+        let rows: Vec<usize> = (0..208).collect();
+        let stream = sets.shuffled(&rows);
+        assert_ne!(stream, rows);
+        let mut sorted = stream.clone();
+        sorted.sort();
+        assert_eq!(sorted, rows);
+        assert_eq!(
+            stream,
+            data.view(0).unwrap().sets().unwrap().shuffled(&rows)
+        );
+        assert_ne!(
+            stream,
+            data.view(1).unwrap().sets().unwrap().shuffled(&rows)
+        );
+        // Classification data are not regression data.
+        let err = view.regression().err().unwrap().to_string();
+        assert!(err.contains("classification"), "{err}");
+    }
+
+    #[test]
+    fn sparse_sets_load_sparse() {
+        let text = "source = 'dataset'\nname = 'a8a'\nsplit = { kind = 'random', test_fraction = 0.3, stratify = true }";
+        let Some(data) = loaded(text, 1, 1) else {
+            return;
+        };
+        let data = data.unwrap();
+        let view = data.view(0).unwrap();
+        let sets = view.sets().unwrap();
+        assert!(matches!(sets.set.x, Inputs::Sparse(_)));
+        assert_eq!(sets.set.n_rows(), 22696);
+        let err = view.points().err().unwrap().to_string();
+        assert!(err.contains("sparse"), "{err}");
+    }
+}

@@ -1,0 +1,125 @@
+//! Kernel approximation error of nested prefixes of random feature maps (The Mondrian Kernel,
+//! Fig. 5; spec §6.1).
+//!
+//! One cell = one method, one repetition: a single draw of the map of the largest order, whose
+//! prefixes give the estimates `K̂_R` for every R ("nested prefixes", as the authors' sweeps). The
+//! error is `max_ij |K̂_R − K_ij|` over all pairs of the shared points, diagonal included, against
+//! the exact Laplace kernel `exp(−λ‖x − x'‖₁)`.
+
+use anyhow::Result;
+use kernel_core::kernel::laplace_gram;
+use kernel_core::Features;
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::{feature_maps, positive};
+use crate::kinds::{ColumnDoc, Kind, Params};
+use crate::table::{row, Row, Value};
+
+pub struct KernelApproximation;
+
+/// `[params]` of a kernel-approximation config.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelApproximationParams {
+    /// The feature map (`mondrian`, `random_binning`, `random_fourier`: see
+    /// [`crate::kinds::common::feature_maps`]).
+    pub method: String,
+    /// λ of the Laplace kernel `exp(−λ‖x − x'‖₁)` (the Mondrian lifetime).
+    pub lifetime: f64,
+    /// Largest number of non-zero features per point: orders M = 1..=max_nonzeros for the
+    /// Mondrian kernel and random binning, R = 1..=max_nonzeros/2 frequencies for Fourier
+    /// features (2R non-zeros).
+    pub max_nonzeros: usize,
+}
+
+impl Params for KernelApproximationParams {
+    fn check(&self) -> Result<(), String> {
+        positive("lifetime", self.lifetime)?;
+        feature_maps::find(&self.method)?.blocks(self.max_nonzeros)?;
+        if self.max_nonzeros > 100_000 {
+            return Err(format!(
+                "max_nonzeros = {}: at most 100000",
+                self.max_nonzeros
+            ));
+        }
+        Ok(())
+    }
+}
+
+const COLUMNS: &[ColumnDoc] = &[
+    ColumnDoc {
+        name: "order",
+        doc: "R, the prefix of the draw: trees (mondrian), grids (random_binning) or frequencies (random_fourier)",
+    },
+    ColumnDoc {
+        name: "nonzeros",
+        doc: "non-zero features per data point: R, or 2R for random Fourier features",
+    },
+    ColumnDoc {
+        name: "m_axis",
+        doc: "position on the paper's x axis 'M (non-zero features per data point)': R, or 2R - 1 for Fourier features (as the authors plot them)",
+    },
+    ColumnDoc {
+        name: "max_abs_error",
+        doc: "max over all pairs (i, j), diagonal included, of |K_hat_R(x_i, x_j) - exp(-lifetime * ||x_i - x_j||_1)|",
+    },
+    ColumnDoc {
+        name: "feature_columns",
+        doc: "distinct feature ids created by the whole draw (Mondrian: node ids incl. internal; binning: bins seen; Fourier: 2R)",
+    },
+];
+
+impl Kind for KernelApproximation {
+    type Params = KernelApproximationParams;
+    /// The points (synthetic points, or the training inputs of regression data).
+    type Shared = Array2<f64>;
+    const NAME: &'static str = "kernel_approximation";
+    const SUMMARY: &'static str = "max |K_hat - K| of nested prefixes of Mondrian / random binning / random Fourier maps (Mondrian kernel Fig. 5)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 1;
+    const SOURCES: Sources = Sources {
+        crates: &["mondrian", "random-features", "kernel-core"],
+        files: &[
+            "experiments/src/kinds/mondrian/kernel_approximation.rs",
+            "experiments/src/kinds/common/feature_maps.rs",
+        ],
+    };
+
+    fn prepare(data: &DataView) -> Result<Array2<f64>> {
+        data.points()
+    }
+
+    fn run_cell(
+        x: &Array2<f64>,
+        p: &KernelApproximationParams,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>> {
+        let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
+        let exact = laplace_gram(x.view(), x.view(), p.lifetime)?;
+        let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
+        let (_, features) = method.sample(x.view(), p.lifetime, blocks, ctx)?;
+        let errors = features.prefix_max_errors(exact.view())?;
+        let feature_columns = match &features {
+            Features::OneHot(f) => f.n_columns(),
+            Features::Dense(f) => f.values().ncols(),
+        };
+        Ok(errors
+            .iter()
+            .enumerate()
+            .map(|(k, &error)| {
+                let order = k + 1;
+                row([
+                    ("order", order.into()),
+                    ("nonzeros", method.nonzeros(order).into()),
+                    ("m_axis", method.m_axis(order).into()),
+                    ("max_abs_error", Value::from(error)),
+                    ("feature_columns", feature_columns.into()),
+                ])
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,11 @@
+//! The Mondrian Kernel (Balog, Lakshminarayanan, Ghahramani, Roy, Teh; UAI 2016): Figs. 5-10.
+//!
+//! * [`kernel_approximation`]: Fig. 5, kernel approximation error vs M;
+//! * [`feature_ridge`]: Fig. 6, ridge on random features vs M on CPU;
+//! * [`lifetime_sweep`]: Figs. 7, 9, 10, one lifetime sweep (kernel vs forest, λ̂, weights);
+//! * [`width_selection`]: Fig. 8, kernel-width selection vs CPU time.
+
+pub mod feature_ridge;
+pub mod kernel_approximation;
+pub mod lifetime_sweep;
+pub mod width_selection;
