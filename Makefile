@@ -66,19 +66,23 @@ clean:
 	find figures -type f ! -name 'full.*' ! -name 'full-*' -delete
 
 # Same numbers as another commit? Builds REF in a worktree (its own build folder, default
-# $(TARGET_DIR)/compare-ref), runs every config there and here with PROFILE (default full), and
-# compares each table with `repro compare` (cell keys and *_seconds columns aside). Needs the data.
+# $(TARGET_DIR)/compare-ref), runs every config there and, in a scratch root with this checkout's
+# configs, here (PROFILE, default full), then compares each table with `repro compare` (cell keys
+# and *_seconds columns aside). Fails when a table differs or exists on one side only.
 PROFILE ?= full
 REF_TARGET_DIR ?= $(abspath $(TARGET_DIR))/compare-ref
 COMPARE_DIR ?= $(abspath $(TARGET_DIR))/compare-worktree
+HERE_DIR ?= $(abspath $(TARGET_DIR))/compare-here
+DATA_DIR ?= $(or $(REPRO_DATA_DIR),$(abspath ../shared/datasets))
 compare-with: build
 	@test -n "$(REF)" || { echo "usage: make compare-with REF=<commit> [PROFILE=quick]"; exit 2; }
-	rm -rf $(COMPARE_DIR) && git worktree prune && git worktree add --detach $(COMPARE_DIR) $(REF)
+	rm -rf $(COMPARE_DIR) $(HERE_DIR) && git worktree prune && git worktree add --detach $(COMPARE_DIR) $(REF)
 	cd $(COMPARE_DIR) && CARGO_TARGET_DIR=$(REF_TARGET_DIR) $(CARGO) build --release -p experiments --bin repro
-	rm -rf $(COMPARE_DIR)/results/*/
-	REPRO_DATA_DIR=$${REPRO_DATA_DIR:-$(abspath ../shared/datasets)} $(REF_TARGET_DIR)/release/repro --root $(COMPARE_DIR) reproduce-all --profile $(PROFILE) || true
-	$(REPRO) reproduce-all --profile $(PROFILE) || true
-	@status=0; for t in $(COMPARE_DIR)/results/*/*.parquet; do \
-	  e=$$(basename $$(dirname $$t)); \
-	  $(REPRO) compare $$t results/$$e/$$(basename $$t) || status=1; \
-	done; git worktree remove --force $(COMPARE_DIR); exit $$status
+	rm -rf $(COMPARE_DIR)/results/*/ && mkdir -p $(HERE_DIR) && cp -r configs Cargo.toml $(HERE_DIR)/
+	REPRO_DATA_DIR=$(DATA_DIR) $(REF_TARGET_DIR)/release/repro --root $(COMPARE_DIR) reproduce-all --profile $(PROFILE) || true
+	REPRO_DATA_DIR=$(DATA_DIR) $(REPRO) --root $(HERE_DIR) reproduce-all --profile $(PROFILE) || true
+	@status=0; for t in $$(cd $(COMPARE_DIR) && ls results/*/*.parquet) $$(cd $(HERE_DIR) && ls results/*/*.parquet); do \
+	  case " $$seen " in *" $$t "*) continue;; esac; seen="$$seen $$t"; \
+	  if [ ! -f $(COMPARE_DIR)/$$t ] || [ ! -f $(HERE_DIR)/$$t ]; then echo "MISSING: $$t on one side"; status=1; continue; fi; \
+	  $(REPRO) compare $(COMPARE_DIR)/$$t $(HERE_DIR)/$$t || status=1; \
+	done; git worktree remove --force $(COMPARE_DIR); rm -rf $(HERE_DIR); exit $$status

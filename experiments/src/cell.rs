@@ -33,8 +33,8 @@ pub struct Cell {
     pub rep: usize,
     /// Canonical identity string.
     pub identity: String,
-    /// Cache key: sha256 of (identity, base seed, kind code version, the kind's code
-    /// fingerprint), hex.
+    /// Cache key: sha256 of (identity, base seed, kind code version, the run's code
+    /// fingerprint: [`crate::fingerprint::run_fingerprint`]), hex.
     pub key: String,
     /// Per-cell seed material.
     pub seeds: Seeds,
@@ -72,7 +72,8 @@ fn seeds_from(base_seed: u64, domain: &str, identity: &str) -> Seeds {
     Seeds(h.finalize().into())
 }
 
-/// Seeds of the data shared by all cells of a run (synthetic data), from (base seed, data spec).
+/// Seeds of a run's data (synthetic data, splits, streams), from (base seed, data spec): the
+/// same for every cell of the run.
 pub fn data_seeds(base_seed: u64, data: &DataSpec) -> Seeds {
     let spec = serde_json::to_string(&serde_json::to_value(data).expect("data spec serialises"))
         .expect("json");
@@ -80,14 +81,15 @@ pub fn data_seeds(base_seed: u64, data: &DataSpec) -> Seeds {
 }
 
 /// All cells of a resolved config, in grid order then repetition order.
-pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
+pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<Cell>, String> {
     let config = &resolved.config;
+    let fingerprint = crate::fingerprint::run_fingerprint(kind, &config.data)?;
     let data = serde_json::to_value(&config.data).expect("data spec serialises");
     let mut cells = Vec::new();
     for params in &resolved.grid {
         // A deterministic method gives the same numbers in every repetition only when the
         // repetitions share their split.
-        let repeats = if kind.deterministic(params) && config.data.fixed_split() {
+        let repeats = if kind.deterministic(params)? && config.data.fixed_split() {
             1
         } else {
             config.repeats
@@ -105,14 +107,14 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
                     "{identity}|seed={}|code={}|sources={}",
                     config.seed,
                     kind.code_version(),
-                    crate::fingerprint::kind_fingerprint(kind.name(), kind.sources())
+                    fingerprint
                 )
                 .as_bytes(),
             );
             let stream = serde_json::to_string(&json!({
                 "kind": kind.name(),
                 "data": data,
-                "params": kind.stream_params(params),
+                "params": kind.stream_params(params)?,
                 "rep": rep,
             }))
             .expect("json");
@@ -125,7 +127,7 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Vec<Cell> {
             });
         }
     }
-    cells
+    Ok(cells)
 }
 
 /// Column names of the result table: identity, parameters (sorted), the kind's measurements,

@@ -201,8 +201,14 @@ pub fn run(
 /// `repro reproduce-all`.
 pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Result<bool> {
     let paths = discover_or(common, &[])?;
-    // A config without the named profile runs its full protocol.
+    // A config without the named profile runs its full protocol (and says so).
     let resolved = load_all(common, &paths, profile, &[], true)?;
+    for r in resolved.iter().filter(|r| r.profile != profile) {
+        eprintln!(
+            "[{}] has no [profile.{profile}]: running its {} protocol",
+            r.config.experiment.name, r.profile
+        );
+    }
     let mut ok = true;
     let mut skipped = Vec::new();
     let mut failed = Vec::new();
@@ -370,8 +376,14 @@ pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
 /// `repro list`.
 pub fn list(common: &Common, kinds: bool) -> Result<bool> {
     if kinds {
-        for k in crate::kinds::all() {
+        for k in crate::registry::all() {
             println!("{}: {}", k.name(), k.summary());
+            let sources = k.sources();
+            println!(
+                "    sources (cache key): crates {}; files {}",
+                sources.crates.join(", "),
+                sources.files.join(", ")
+            );
             for c in k.columns() {
                 println!("    {:<18} {}", c.name, c.doc);
             }
@@ -523,8 +535,21 @@ pub fn compare(a: &Path, b: &Path) -> Result<bool> {
         println!("{} rows vs {} rows", rows_a.len(), rows_b.len());
         same = false;
     }
+    // Bit for bit: NaN equals NaN, -0.0 differs from 0.0.
+    let same_value = |a: &crate::table::Value, b: &crate::table::Value| match (a, b) {
+        (crate::table::Value::Float(x), crate::table::Value::Float(y)) => {
+            x.to_bits() == y.to_bits()
+        }
+        _ => a == b,
+    };
+    let same_row = |a: &crate::table::Row, b: &crate::table::Row| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|((ka, va), (kb, vb))| ka == kb && same_value(va, vb))
+    };
     let differing: Vec<usize> = (0..rows_a.len().min(rows_b.len()))
-        .filter(|&i| rows_a[i] != rows_b[i])
+        .filter(|&i| !same_row(&rows_a[i], &rows_b[i]))
         .collect();
     for &i in differing.iter().take(5) {
         println!("row {i} differs:\n  {:?}\n  {:?}", rows_a[i], rows_b[i]);

@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::check::CheckSpec;
-use crate::kinds;
 use crate::plot::PlotSpec;
 
 /// The profile that runs when none is named: the paper's full protocol.
@@ -304,7 +303,7 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
             "experiment.name = {name:?}: use lowercase letters, digits, '_' and '-' (it names folders)"
         ));
     }
-    let kind = kinds::find(&config.experiment.kind)?;
+    let kind = crate::registry::find(&config.experiment.kind)?;
     if config.repeats == 0 {
         return Err("repeats = 0: need at least one repetition".into());
     }

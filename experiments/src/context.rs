@@ -17,8 +17,8 @@ use crate::cell::Seeds;
 pub struct CellContext<'a> {
     /// Seed material of the cell.
     pub seeds: Seeds,
-    /// Repetition index.
-    pub rep: usize,
+    /// Seed material of the repetition's data streams (shared by every cell of it).
+    stream_seeds: Seeds,
     progress: &'a (dyn Fn(f64) + Sync),
     deadline: Option<Instant>,
     stopped: AtomicBool,
@@ -28,15 +28,16 @@ impl<'a> CellContext<'a> {
     /// A context with a progress callback (fraction done in [0, 1]) and an optional budget.
     pub fn new(
         seeds: Seeds,
-        rep: usize,
+        stream_seeds: Seeds,
         progress: &'a (dyn Fn(f64) + Sync),
         budget: Option<Duration>,
     ) -> Self {
         Self {
             seeds,
-            rep,
+            stream_seeds,
             progress,
-            deadline: budget.map(|b| Instant::now() + b),
+            // A budget too large to represent is no budget.
+            deadline: budget.and_then(|b| Instant::now().checked_add(b)),
             stopped: AtomicBool::new(false),
         }
     }
@@ -44,6 +45,14 @@ impl<'a> CellContext<'a> {
     /// An independent ChaCha8 stream for one purpose (`"trees"`, `"features"`, ...).
     pub fn rng(&self, purpose: &str) -> ChaCha8Rng {
         self.seeds.rng(purpose)
+    }
+
+    /// `rows` in the repetition's seeded random order: the same for every cell (every method)
+    /// of the repetition, another in each repetition (an online stream, e.g. the Isolation
+    /// Kernel paper's shuffled train+test sequence). A kind that uses it is not deterministic.
+    pub fn shuffled(&self, rows: &[usize]) -> Vec<usize> {
+        let order = datasets::shuffled_order(rows.len(), &mut self.stream_seeds.rng("stream"));
+        order.into_iter().map(|k| rows[k]).collect()
     }
 
     /// Reports that `done` of `total` steps are finished.

@@ -1,15 +1,18 @@
-//! Code fingerprints: per experiment kind, a hash of the sources and locked dependency versions
-//! that can change its numbers. A cell's cache key includes its kind's fingerprint, so a cached
-//! cell computed by other code is never reused, and editing one kind (or one paper's algorithm
-//! crate) recomputes only the cells that depend on it. The fingerprint is recorded in every
-//! manifest.
+//! Code fingerprints: for each run, a hash of the sources and locked dependency versions that
+//! can change its cells' numbers. A cell's cache key includes it, so a cached cell computed by
+//! other code is never reused, and editing one kind (or one paper's algorithm crate) recomputes
+//! only the cells that depend on it. It is recorded in every manifest.
 //!
-//! What a kind's numbers depend on is declared by the kind ([`Sources`]): the workspace crates it
-//! calls and its own files (the kind and the [`crate::kinds::common`] helpers it uses). Every
-//! kind also depends on the harness's numeric core ([`HARNESS`]: cell planning and seeding, the
-//! cell context, data loading and generation, the kind adapter). For each crate, the crate's
-//! sources count and so do the locked versions of its dependencies, transitively (from
-//! Cargo.lock): adding a crate for another paper changes Cargo.lock but not these closures.
+//! What a run's numbers depend on is declared, never guessed: the kind's [`Sources`] (the
+//! workspace crates it calls, its own file and the `kinds/common` helpers it uses), its data's
+//! sources (the synthetic generator's file and crates, or the datasets crate and the dataset's
+//! own registry entry), and the harness's numeric core ([`HARNESS`]: cell planning and seeding,
+//! the cell context, data loading and splits, the kind adapter). Each workspace crate counts with
+//! its sources and those of the workspace crates it depends on, and with the locked versions of
+//! its normal dependencies, transitively (Cargo.lock): adding a crate for another paper changes
+//! Cargo.lock but not these closures, and registering a kind, a helper module or a dataset
+//! changes no other key (`registry.rs` and the `mod.rs` files that only declare modules are not
+//! numeric sources).
 //!
 //! The files are embedded with `include_bytes!`, so the compiler tracks them: any edit rebuilds
 //! the harness with new fingerprints, whichever checkout shares the build folder. Tests check
@@ -17,11 +20,12 @@
 //! kind declares the crates and helpers its files use.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use serde::Deserialize;
+use crate::data::DataSpec;
+use crate::kinds::ExperimentKind;
 
-/// What a kind's numbers depend on, beyond [`HARNESS`].
+/// What a kind's (or a data source's) numbers depend on, beyond [`HARNESS`].
 #[derive(Debug, Clone, Copy)]
 pub struct Sources {
     /// Workspace crates (package names) whose sources and dependency closures count.
@@ -30,16 +34,14 @@ pub struct Sources {
     pub files: &'static [&'static str],
 }
 
-/// The harness's numeric core, part of every kind's fingerprint.
+/// The harness's numeric core, part of every fingerprint.
 pub const HARNESS: Sources = Sources {
-    // Data loading (datasets) and generation (kernel-core's GP draw).
-    crates: &["datasets", "kernel-core"],
+    crates: &[],
     files: &[
         "experiments/src/cell.rs",
         "experiments/src/context.rs",
-        "experiments/src/data/",
-        "experiments/src/kinds/mod.rs",
-        "experiments/src/kinds/common/mod.rs",
+        "experiments/src/data/mod.rs",
+        "experiments/src/kinds/kind.rs",
     ],
 };
 
@@ -53,6 +55,9 @@ pub const WORKSPACE_CRATES: &[(&str, &str)] = &[
     ("random-features", "algorithms/random-features/"),
     ("datasets", "datasets/"),
 ];
+
+/// The registry, hashed per dataset entry instead of as a file.
+const REGISTRY_PATH: &str = "datasets/registry.toml";
 
 macro_rules! numeric_sources {
     ($($path:literal),* $(,)?) => {
@@ -112,12 +117,16 @@ numeric_sources!(
     "experiments/src/cell.rs",
     "experiments/src/context.rs",
     "experiments/src/data/mod.rs",
-    "experiments/src/data/synthetic.rs",
+    "experiments/src/data/synthetic/laplace_gp.rs",
+    "experiments/src/data/synthetic/mod.rs",
+    "experiments/src/data/synthetic/uniform_box.rs",
     "experiments/src/kinds/common/clock.rs",
     "experiments/src/kinds/common/feature_maps.rs",
     "experiments/src/kinds/common/mod.rs",
+    "experiments/src/kinds/common/params.rs",
     "experiments/src/kinds/common/sweep.rs",
     "experiments/src/kinds/common/transductive.rs",
+    "experiments/src/kinds/kind.rs",
     "experiments/src/kinds/mod.rs",
     "experiments/src/kinds/mondrian/feature_ridge.rs",
     "experiments/src/kinds/mondrian/kernel_approximation.rs",
@@ -137,12 +146,12 @@ fn fnv1a(hash: &mut u64, bytes: &[u8]) {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(serde::Deserialize)]
 struct Lock {
     package: Vec<LockedPackage>,
 }
 
-#[derive(Deserialize)]
+#[derive(serde::Deserialize)]
 struct LockedPackage {
     name: String,
     version: String,
@@ -150,22 +159,30 @@ struct LockedPackage {
     dependencies: Vec<String>,
 }
 
-/// `name version` of every package in the transitive dependency closure of `roots` (roots
-/// included), sorted. A root locked at several versions counts with all of them.
+/// `name version` of every package in the transitive closure of the registry packages `roots`
+/// (every locked version of each), sorted. Registry packages list only the dependencies they
+/// are built with, so this follows normal and build dependencies.
 pub fn dependency_closure(lock_text: &str, roots: &[&str]) -> Result<Vec<String>, String> {
     let lock: Lock = toml::from_str(lock_text).map_err(|e| format!("Cargo.lock: {e}"))?;
     let mut by_name: BTreeMap<&str, Vec<&LockedPackage>> = BTreeMap::new();
     for p in &lock.package {
         by_name.entry(p.name.as_str()).or_default().push(p);
     }
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut stack: Vec<&LockedPackage> = Vec::new();
     for root in roots {
+        let (name, version) = root
+            .split_once(' ')
+            .map_or((*root, None), |(n, v)| (n, Some(v)));
         let found = by_name
-            .get(root)
-            .ok_or_else(|| format!("Cargo.lock has no package {root}"))?;
-        stack.extend(found.iter().copied());
+            .get(name)
+            .ok_or_else(|| format!("Cargo.lock has no package {name}"))?;
+        stack.extend(
+            found
+                .iter()
+                .filter(|p| version.is_none_or(|v| p.version == v)),
+        );
     }
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     while let Some(p) = stack.pop() {
         if !seen.insert((p.name.clone(), p.version.clone())) {
             continue;
@@ -189,32 +206,100 @@ pub fn dependency_closure(lock_text: &str, roots: &[&str]) -> Result<Vec<String>
     Ok(seen.into_iter().map(|(n, v)| format!("{n} {v}")).collect())
 }
 
-/// The fingerprint of one kind from the given sources and lock file, 16 hex digits.
+/// The workspace crates `roots` and every workspace crate they depend on (normal and build
+/// dependencies, from their Cargo.toml), with the locked registry packages they use directly
+/// (`name version` as Cargo.lock pins them for that crate).
+fn workspace_closure(
+    roots: &BTreeSet<&str>,
+    files: &[(&str, &[u8])],
+    lock_text: &str,
+) -> Result<(BTreeSet<&'static str>, Vec<String>), String> {
+    let lock: Lock = toml::from_str(lock_text).map_err(|e| format!("Cargo.lock: {e}"))?;
+    let folder = |name: &str| {
+        WORKSPACE_CRATES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| format!("unknown workspace crate {name}"))
+    };
+    let mut crates: BTreeSet<&'static str> = BTreeSet::new();
+    let mut registry = Vec::new();
+    let mut stack: Vec<&str> = roots.iter().copied().collect();
+    while let Some(name) = stack.pop() {
+        let &(name, dir) = folder(name)?;
+        if !crates.insert(name) {
+            continue;
+        }
+        let manifest_path = format!("{dir}Cargo.toml");
+        let manifest = files
+            .iter()
+            .find(|(p, _)| *p == manifest_path)
+            .ok_or_else(|| format!("{manifest_path} is not a numeric source"))?;
+        let manifest: toml::Table = toml::from_str(&String::from_utf8_lossy(manifest.1))
+            .map_err(|e| format!("{manifest_path}: {e}"))?;
+        let direct: BTreeSet<&str> = ["dependencies", "build-dependencies"]
+            .iter()
+            .filter_map(|t| manifest.get(*t).and_then(|d| d.as_table()))
+            .flat_map(|d| d.keys().map(String::as_str))
+            .collect();
+        let locked = lock
+            .package
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| format!("Cargo.lock has no package {name}"))?;
+        for dep in &locked.dependencies {
+            let dep_name = dep.split_whitespace().next().unwrap_or_default();
+            if !direct.contains(dep_name) {
+                continue; // a dev-dependency
+            }
+            if WORKSPACE_CRATES.iter().any(|(n, _)| *n == dep_name) {
+                stack.push(folder(dep_name)?.0);
+            } else {
+                // Keep "name version" when Cargo.lock pins the version for this crate.
+                let pinned: Vec<&str> = dep.split_whitespace().take(2).collect();
+                registry.push(pinned.join(" "));
+            }
+        }
+    }
+    Ok((crates, registry))
+}
+
+/// The text of one dataset's `[[dataset]]` entry in the registry.
+fn registry_entry<'a>(registry: &'a str, name: &str) -> Result<&'a str, String> {
+    let wanted = format!("name = \"{name}\"");
+    registry
+        .split("\n[[dataset]]\n")
+        .skip(1)
+        .find(|block| block.lines().next() == Some(wanted.as_str()))
+        .ok_or_else(|| format!("dataset {name} has no [[dataset]] entry starting with {wanted}"))
+}
+
+/// The fingerprint of a run of `kind` on data with the given sources, from the given files and
+/// lock file, 16 hex digits.
 pub fn fingerprint_of(
     kind: &str,
-    sources: &Sources,
+    kind_sources: &Sources,
+    data: (&Sources, Option<&str>),
     files: &[(&str, &[u8])],
     lock_text: &str,
 ) -> Result<String, String> {
-    let crates: BTreeSet<&str> = HARNESS
-        .crates
-        .iter()
-        .chain(sources.crates)
-        .copied()
-        .collect();
-    let mut prefixes: Vec<&str> = HARNESS.files.iter().chain(sources.files).copied().collect();
+    let (data_sources, dataset) = data;
+    let all = [&HARNESS, kind_sources, data_sources];
+    let roots: BTreeSet<&str> = all.iter().flat_map(|s| s.crates.iter().copied()).collect();
+    let (crates, mut registry) = workspace_closure(&roots, files, lock_text)?;
+    let mut prefixes: Vec<&str> = all.iter().flat_map(|s| s.files.iter().copied()).collect();
     for name in &crates {
-        let dir = WORKSPACE_CRATES
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, d)| *d)
-            .ok_or_else(|| format!("kind {kind}: unknown workspace crate {name}"))?;
-        prefixes.push(dir);
+        prefixes.extend(
+            WORKSPACE_CRATES
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, d)| *d),
+        );
     }
     let selected = |path: &str| {
-        prefixes
-            .iter()
-            .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p)))
+        path != REGISTRY_PATH
+            && prefixes
+                .iter()
+                .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p)))
     };
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     fnv1a(&mut hash, kind.as_bytes());
@@ -222,11 +307,16 @@ pub fn fingerprint_of(
         fnv1a(&mut hash, path.as_bytes());
         fnv1a(&mut hash, content);
     }
-    let roots: Vec<&str> = crates
-        .iter()
-        .copied()
-        .chain(HARNESS_DEPENDENCIES.iter().copied())
-        .collect();
+    if let Some(name) = dataset {
+        let registry_text = files
+            .iter()
+            .find(|(p, _)| *p == REGISTRY_PATH)
+            .map(|(_, c)| String::from_utf8_lossy(c))
+            .ok_or("the registry is not a numeric source")?;
+        fnv1a(&mut hash, registry_entry(&registry_text, name)?.as_bytes());
+    }
+    registry.extend(HARNESS_DEPENDENCIES.iter().map(|s| s.to_string()));
+    let roots: Vec<&str> = registry.iter().map(String::as_str).collect();
     for line in dependency_closure(lock_text, &roots)? {
         fnv1a(&mut hash, line.as_bytes());
         fnv1a(&mut hash, b"\n");
@@ -234,18 +324,29 @@ pub fn fingerprint_of(
     Ok(format!("{hash:016x}"))
 }
 
-/// The fingerprint of a registered kind (from the embedded sources), computed once.
-pub fn kind_fingerprint(kind: &str, sources: &Sources) -> &'static str {
-    static CACHE: OnceLock<std::sync::Mutex<BTreeMap<String, &'static str>>> = OnceLock::new();
+/// The fingerprint of a run of a registered kind on the given data (from the embedded sources),
+/// computed once per (kind, data sources).
+pub fn run_fingerprint(kind: &dyn ExperimentKind, data: &DataSpec) -> Result<&'static str, String> {
+    static CACHE: OnceLock<Mutex<BTreeMap<String, &'static str>>> = OnceLock::new();
+    let (data_sources, dataset) = data.sources();
+    let key = format!("{}|{:?}|{dataset:?}", kind.name(), data_sources);
     let mut cache = CACHE
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    cache.entry(kind.to_string()).or_insert_with(|| {
-        let f = fingerprint_of(kind, sources, NUMERIC_SOURCES, CARGO_LOCK)
-            .unwrap_or_else(|e| panic!("embedded sources: {e}"));
-        Box::leak(f.into_boxed_str())
-    })
+    if let Some(f) = cache.get(&key) {
+        return Ok(f);
+    }
+    let f = fingerprint_of(
+        kind.name(),
+        kind.sources(),
+        (&data_sources, dataset),
+        NUMERIC_SOURCES,
+        CARGO_LOCK,
+    )?;
+    let f: &'static str = Box::leak(f.into_boxed_str());
+    cache.insert(key, f);
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -351,35 +452,60 @@ mod tests {
         }
     }
 
-    /// The crates and `common` helpers a source file names.
-    fn uses(text: &str) -> (BTreeSet<&'static str>, BTreeSet<String>) {
+    /// Whether a file only declares modules (and re-exports): it changes no number.
+    fn declarations_only(text: &str) -> bool {
+        text.lines().map(str::trim).all(|l| {
+            l.is_empty()
+                || l.starts_with("//")
+                || l.starts_with("pub mod ")
+                || l.starts_with("mod ")
+                || l.starts_with("pub use ")
+        })
+    }
+
+    /// The crates and `kinds/common` helpers a source file names (`common::x`,
+    /// `common::{x, y}`, and `super::x` inside a helper).
+    fn uses(file: &str, text: &str) -> (BTreeSet<&'static str>, BTreeSet<String>) {
         let crates = WORKSPACE_CRATES
             .iter()
             .map(|(n, _)| *n)
             .filter(|n| text.contains(&format!("{}::", n.replace('-', "_"))))
             .collect();
-        let mut helpers = BTreeSet::new();
-        for (i, _) in text.match_indices("common::") {
-            let rest = &text[i + "common::".len()..];
-            let name: String = rest
+        let ident = |s: &str| -> String {
+            s.trim_start()
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if std::path::Path::new(&root().join(format!("experiments/src/kinds/common/{name}.rs")))
-                .exists()
-            {
-                helpers.insert(format!("experiments/src/kinds/common/{name}.rs"));
+                .collect()
+        };
+        let mut names = Vec::new();
+        let mut prefixes = vec!["common::"];
+        if file.contains("/kinds/common/") {
+            prefixes.push("super::");
+        }
+        for prefix in prefixes {
+            for (i, _) in text.match_indices(prefix) {
+                let rest = &text[i + prefix.len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    names.extend(group.split(',').map(ident));
+                } else {
+                    names.push(ident(rest));
+                }
             }
         }
+        let helpers = names
+            .into_iter()
+            .map(|n| format!("experiments/src/kinds/common/{n}.rs"))
+            .filter(|p| root().join(p).exists())
+            .collect();
         (crates, helpers)
     }
 
     #[test]
     fn every_kind_declares_what_its_files_use_and_no_kind_imports_another() {
         let root = root();
-        let harness_crates: BTreeSet<&str> = HARNESS.crates.iter().copied().collect();
         let mut covered = BTreeSet::new();
-        for kind in crate::kinds::all() {
+        for kind in crate::registry::all() {
             let sources = kind.sources();
             let declared: BTreeSet<&str> = sources.crates.iter().copied().collect();
             let files: BTreeSet<String> = sources.files.iter().map(|f| f.to_string()).collect();
@@ -392,10 +518,10 @@ mod tests {
                 covered.insert(file.clone());
                 let text = std::fs::read_to_string(root.join(&file))
                     .unwrap_or_else(|e| panic!("{}: {file}: {e}", kind.name()));
-                let (crates, helpers) = uses(&text);
+                let (crates, helpers) = uses(&file, &text);
                 for c in crates {
                     assert!(
-                        declared.contains(c) || harness_crates.contains(c),
+                        declared.contains(c),
                         "{}: {file} uses crate {c}, which the kind does not declare",
                         kind.name()
                     );
@@ -409,8 +535,8 @@ mod tests {
                     todo.push(h);
                 }
                 // A kind file names no other kind's module.
-                if file.contains("/kinds/") && !file.contains("/common/") {
-                    for other in crate::kinds::all() {
+                if !file.contains("/common/") {
+                    for other in crate::registry::all() {
                         let module = format!("{}::", other.name());
                         assert!(
                             other.name() == kind.name() || !text.contains(&module),
@@ -427,14 +553,41 @@ mod tests {
                 kind.name()
             );
         }
-        // Every kind file and helper is some kind's source (or the harness's).
-        for (path, _) in NUMERIC_SOURCES {
-            if path.starts_with("experiments/src/kinds/")
-                && !path.ends_with("/mod.rs")
-                && !HARNESS.files.contains(path)
-            {
-                assert!(covered.contains(*path), "{path} is no kind's source");
+        // Every other kind file is some kind's source, the harness's, or declarations only.
+        for (path, content) in NUMERIC_SOURCES {
+            if path.starts_with("experiments/src/kinds/") && !HARNESS.files.contains(path) {
+                assert!(
+                    covered.contains(*path) || declarations_only(&String::from_utf8_lossy(content)),
+                    "{path} is no kind's source and holds more than module declarations"
+                );
             }
+        }
+        assert!(uses(
+            "experiments/src/kinds/x/y.rs",
+            "use crate::kinds::common::{sweep, transductive::X};"
+        )
+        .1
+        .contains("experiments/src/kinds/common/sweep.rs"));
+    }
+
+    #[test]
+    fn every_generator_declares_its_file_and_the_crates_it_calls() {
+        let root = root();
+        for text in [
+            "source = 'uniform_box'\nn = 10\ndim = 2",
+            "source = 'laplace_gp'\nn_train = 5\nn_test = 5\ndim = 1\nlifetime = 1.0\nnoise_sd = 0.1",
+        ] {
+            let spec: DataSpec = toml::from_str(text).unwrap();
+            let (sources, dataset) = spec.sources();
+            assert!(dataset.is_none());
+            for file in sources.files {
+                let content = std::fs::read_to_string(root.join(file)).unwrap();
+                let (crates, _) = uses(file, &content);
+                for c in crates {
+                    assert!(sources.crates.contains(&c), "{file} uses {c}");
+                }
+            }
+            assert!(sources.files.contains(&"experiments/src/data/synthetic/mod.rs"));
         }
     }
 
@@ -450,74 +603,116 @@ mod tests {
     }
 
     #[test]
-    fn a_kind_fingerprint_covers_its_sources_only() {
-        let sweep = crate::kinds::find("lifetime_sweep").unwrap();
-        let approx = crate::kinds::find("kernel_approximation").unwrap();
-        let of = |k: &dyn crate::kinds::ExperimentKind, files: &[(&str, &[u8])], lock: &str| {
-            fingerprint_of(k.name(), k.sources(), files, lock).unwrap()
+    fn a_run_fingerprint_covers_its_sources_only() {
+        let sweep = crate::registry::find("lifetime_sweep").unwrap();
+        let approx = crate::registry::find("kernel_approximation").unwrap();
+        let cpu: DataSpec = toml::from_str("source = 'dataset'\nname = 'cpu_rr'").unwrap();
+        let points: DataSpec = toml::from_str("source = 'uniform_box'\nn = 10\ndim = 2").unwrap();
+        let of = |k: &dyn ExperimentKind, data: &DataSpec, files: &[(&str, &[u8])], lock: &str| {
+            let (sources, dataset) = data.sources();
+            fingerprint_of(k.name(), k.sources(), (&sources, dataset), files, lock).unwrap()
         };
-        let base_sweep = of(sweep, NUMERIC_SOURCES, CARGO_LOCK);
-        let base_approx = of(approx, NUMERIC_SOURCES, CARGO_LOCK);
-        assert_eq!(
-            base_sweep,
-            kind_fingerprint("lifetime_sweep", sweep.sources())
-        );
-        assert_ne!(base_sweep, base_approx);
+        let base_sweep = of(sweep, &cpu, NUMERIC_SOURCES, CARGO_LOCK);
+        let base_approx = of(approx, &points, NUMERIC_SOURCES, CARGO_LOCK);
+        assert_eq!(base_sweep, run_fingerprint(sweep, &cpu).unwrap());
+        assert_ne!(base_sweep, of(approx, &cpu, NUMERIC_SOURCES, CARGO_LOCK));
+        assert_ne!(base_approx, of(approx, &cpu, NUMERIC_SOURCES, CARGO_LOCK));
 
+        let edit = |path: &str| replaced(NUMERIC_SOURCES, path, b"// edited");
         // Editing the sweep kind changes its key only.
-        let edited = replaced(
-            NUMERIC_SOURCES,
-            "experiments/src/kinds/mondrian/lifetime_sweep.rs",
-            b"// edited",
-        );
-        assert_ne!(of(sweep, &edited, CARGO_LOCK), base_sweep);
-        assert_eq!(of(approx, &edited, CARGO_LOCK), base_approx);
-
+        let edited = edit("experiments/src/kinds/mondrian/lifetime_sweep.rs");
+        assert_ne!(of(sweep, &cpu, &edited, CARGO_LOCK), base_sweep);
+        assert_eq!(of(approx, &points, &edited, CARGO_LOCK), base_approx);
+        // Declaring modules changes nothing; the GP generator is not the box's.
+        for path in [
+            "experiments/src/kinds/mod.rs",
+            "experiments/src/kinds/common/mod.rs",
+            "experiments/src/data/synthetic/laplace_gp.rs",
+        ] {
+            assert_eq!(
+                of(approx, &points, &edit(path), CARGO_LOCK),
+                base_approx,
+                "{path}"
+            );
+            assert_eq!(
+                of(sweep, &cpu, &edit(path), CARGO_LOCK),
+                base_sweep,
+                "{path}"
+            );
+        }
         // Editing the Mondrian crate changes both (both sample Mondrian trees).
-        let edited = replaced(
-            NUMERIC_SOURCES,
-            "algorithms/mondrian/src/tree.rs",
-            b"// edited",
-        );
-        assert_ne!(of(sweep, &edited, CARGO_LOCK), base_sweep);
-        assert_ne!(of(approx, &edited, CARGO_LOCK), base_approx);
+        let edited = edit("algorithms/mondrian/src/tree.rs");
+        assert_ne!(of(sweep, &cpu, &edited, CARGO_LOCK), base_sweep);
+        assert_ne!(of(approx, &points, &edited, CARGO_LOCK), base_approx);
+
+        // The registry counts by entry: another dataset's entry, or a new one, changes nothing;
+        // cpu_rr's own entry does.
+        let registry = String::from_utf8_lossy(
+            NUMERIC_SOURCES
+                .iter()
+                .find(|(p, _)| *p == REGISTRY_PATH)
+                .unwrap()
+                .1,
+        )
+        .to_string();
+        let other = registry.replace("UCI regression set `yacht`", "UCI set `yacht`");
+        let added = format!("{registry}\n[[dataset]]\nname = \"new\"\n");
+        let own = registry.replace("6554 training and 819 test rows", "6554 + 819 rows");
+        for (text, same) in [(other, true), (added, true), (own, false)] {
+            assert_ne!(text, registry);
+            let files = replaced(NUMERIC_SOURCES, REGISTRY_PATH, text.as_bytes());
+            assert_eq!(of(sweep, &cpu, &files, CARGO_LOCK) == base_sweep, same);
+            assert_eq!(of(approx, &points, &files, CARGO_LOCK), base_approx);
+        }
 
         // A new crate in Cargo.lock (another paper's dependency) changes nothing ...
         let added =
             format!("{CARGO_LOCK}\n[[package]]\nname = \"some-new-crate\"\nversion = \"1.0.0\"\n");
-        assert_eq!(of(sweep, NUMERIC_SOURCES, &added), base_sweep);
+        assert_eq!(of(sweep, &cpu, NUMERIC_SOURCES, &added), base_sweep);
         // ... while a new version of a dependency they use does.
-        let rand_version = dependency_closure(CARGO_LOCK, &["rand_distr"])
+        let version = dependency_closure(CARGO_LOCK, &["rand_distr"])
             .unwrap()
             .into_iter()
             .find(|l| l.starts_with("rand_distr "))
-            .unwrap();
-        let version = rand_version.split(' ').nth(1).unwrap();
-        let bumped = CARGO_LOCK.replace(
-            &format!("name = \"rand_distr\"\nversion = \"{version}\""),
-            "name = \"rand_distr\"\nversion = \"99.0.0\"",
-        );
-        let bumped = bumped.replace(
-            &format!("\"rand_distr {version}\""),
-            "\"rand_distr 99.0.0\"",
-        );
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .to_string();
+        let bumped = CARGO_LOCK
+            .replace(
+                &format!("name = \"rand_distr\"\nversion = \"{version}\""),
+                "name = \"rand_distr\"\nversion = \"99.0.0\"",
+            )
+            .replace(
+                &format!("\"rand_distr {version}\""),
+                "\"rand_distr 99.0.0\"",
+            );
         assert_ne!(bumped, CARGO_LOCK);
-        assert_ne!(of(sweep, NUMERIC_SOURCES, &bumped), base_sweep);
+        assert_ne!(of(sweep, &cpu, NUMERIC_SOURCES, &bumped), base_sweep);
     }
 
     #[test]
-    fn closure_follows_dependencies() {
-        let closure = dependency_closure(CARGO_LOCK, &["mondrian"]).unwrap();
-        for name in [
-            "mondrian ",
-            "kernel-core ",
-            "rand ",
-            "rand_chacha ",
-            "ndarray ",
-        ] {
-            assert!(closure.iter().any(|l| l.starts_with(name)), "{name}");
-        }
+    fn closures_follow_normal_dependencies_only() {
+        let closure = dependency_closure(CARGO_LOCK, &["ndarray"]).unwrap();
+        assert!(closure.iter().any(|l| l.starts_with("ndarray ")));
         assert!(!closure.iter().any(|l| l.starts_with("polars ")));
         assert!(dependency_closure(CARGO_LOCK, &["no-such-crate"]).is_err());
+        let roots: BTreeSet<&str> = ["mondrian"].into();
+        let (crates, registry) = workspace_closure(&roots, NUMERIC_SOURCES, CARGO_LOCK).unwrap();
+        assert_eq!(crates, ["kernel-core", "mondrian"].into());
+        let names: Vec<&str> = registry
+            .iter()
+            .map(|r| r.split(' ').next().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"ndarray") && names.contains(&"rand_chacha"),
+            "{names:?}"
+        );
+        // criterion and approx are dev-dependencies of mondrian.
+        assert!(
+            !names.contains(&"criterion") && !names.contains(&"approx"),
+            "{names:?}"
+        );
     }
 }

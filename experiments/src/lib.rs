@@ -16,6 +16,7 @@ pub mod fingerprint;
 pub mod kinds;
 pub mod plot;
 pub mod provenance;
+pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod store;

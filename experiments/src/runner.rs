@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -155,32 +155,21 @@ fn describe(cell: &Cell) -> String {
 /// Runs one resolved config. Errors before any cell runs (data missing, ...) write nothing.
 pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Result<RunOutcome> {
     let config = &resolved.config;
-    let kind = kinds::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
+    let kind = crate::registry::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
     let data = crate::data::load(root, &config.data, config.seed, config.repeats)
         .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;
-    let cells = cell::plan(resolved, kind);
-    // The shared data of each split, built when a cell first needs it; the first split's is
-    // built now, so that a kind that cannot use the data fails before any cell runs.
-    let n_groups = cells
-        .iter()
-        .map(|c| data.split_group(c.rep) + 1)
-        .max()
-        .unwrap_or(1);
-    let shared: Vec<OnceLock<Result<kinds::Shared, String>>> =
-        (0..n_groups).map(|_| OnceLock::new()).collect();
-    let prepare = |group: usize, rep: usize| -> Result<&kinds::Shared> {
-        shared[group]
-            .get_or_init(|| {
-                data.view(rep)
-                    .and_then(|view| kind.prepare(&view))
-                    .map_err(|e| format!("{e:#}"))
-            })
-            .as_ref()
-            .map_err(|e| anyhow::anyhow!("cannot prepare the data of repetition {rep}: {e}"))
+    let cells = cell::plan(resolved, kind).map_err(anyhow::Error::msg)?;
+    // The shared data of the first cell's split are built now, so that a kind that cannot use
+    // the data fails before any cell runs; those of other splits just before their cells.
+    let prepare = |rep: usize| -> Result<kinds::Shared> {
+        data.view(rep)
+            .and_then(|view| kind.prepare(&view))
+            .with_context(|| format!("cannot prepare the data of repetition {rep}"))
     };
-    if let Some(first) = cells.first() {
-        prepare(data.split_group(first.rep), first.rep)?;
-    }
+    let mut first_shared = match cells.first() {
+        Some(c) => Some((data.split_group(c.rep), prepare(c.rep)?)),
+        None => None,
+    };
     let budget = config.cell_budget_seconds;
     let columns = cell::all_columns(kind, &resolved.grid, budget.is_some());
     let run = resolved.run_name();
@@ -213,7 +202,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         resolved_config: resolved.resolved_toml.clone(),
         provenance: crate::provenance::Provenance::collect(
             root,
-            crate::fingerprint::kind_fingerprint(kind.name(), kind.sources()),
+            crate::fingerprint::run_fingerprint(kind, &config.data).map_err(anyhow::Error::msg)?,
         ),
         datasets: data.digests.clone(),
         data_notes: data.notes.clone(),
@@ -261,72 +250,99 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     }
     let stop = AtomicBool::new(false);
     let failures = Mutex::new(Vec::new());
-    let computed: Vec<(usize, Option<CachedCell>)> = pool.install(|| {
-        todo.par_iter()
-            .map(|&i| {
-                let cell = &cells[i];
-                if stop.load(Ordering::SeqCst) {
-                    return (i, None);
+    let fail = |cell: &Cell, error: String, seconds: f64, reported: &AtomicU64| {
+        progress.say(&format!("[{label}] FAILED {}: {error}", describe(cell)));
+        failures.lock().expect("lock").push(Failure {
+            identity: cell.identity.clone(),
+            error,
+        });
+        if options.fail_fast {
+            stop.store(true, Ordering::SeqCst);
+        }
+        progress.finished("failed", seconds, reported);
+    };
+    let run_cell = |i: usize, shared: &kinds::Shared| -> (usize, Option<CachedCell>) {
+        let cell = &cells[i];
+        if stop.load(Ordering::SeqCst) {
+            return (i, None);
+        }
+        let start = Instant::now();
+        let what = describe(cell);
+        let reported = AtomicU64::new(0);
+        let tick = progress.cell(&what, &reported);
+        let ctx = CellContext::new(
+            cell.seeds,
+            data.stream_seeds(cell.rep),
+            &tick,
+            budget.map(Duration::from_secs_f64),
+        );
+        let result = catch_unwind(AssertUnwindSafe(|| kind.run_cell(shared, cell, &ctx)))
+            .unwrap_or_else(|panic| {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(anyhow::anyhow!("panicked: {message}"))
+            });
+        let seconds = start.elapsed().as_secs_f64();
+        match result {
+            Ok(rows) => {
+                let entry = CachedCell {
+                    identity: cell.identity.clone(),
+                    rows,
+                    seconds,
+                    budget_seconds: ctx.did_not_finish().then_some(budget).flatten(),
+                };
+                if let Err(e) = store::store_cell(&paths.cells_dir, &cell.key, &entry) {
+                    progress.say(&format!("[{label}] warning: cannot cache a cell: {e:#}"));
                 }
-                let start = Instant::now();
-                let what = describe(cell);
-                let reported = AtomicU64::new(0);
-                let tick = progress.cell(&what, &reported);
-                let ctx = CellContext::new(
-                    cell.seeds,
-                    cell.rep,
-                    &tick,
-                    budget.map(Duration::from_secs_f64),
-                );
-                let result = catch_unwind(AssertUnwindSafe(|| {
-                    let shared = prepare(data.split_group(cell.rep), cell.rep)?;
-                    kind.run_cell(shared, cell, &ctx)
-                }))
-                .unwrap_or_else(|panic| {
-                    let message = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "unknown panic".into());
-                    Err(anyhow::anyhow!("panicked: {message}"))
-                });
-                let seconds = start.elapsed().as_secs_f64();
-                match result {
-                    Ok(rows) => {
-                        let entry = CachedCell {
-                            identity: cell.identity.clone(),
-                            rows,
-                            seconds,
-                            budget_seconds: ctx.did_not_finish().then_some(budget).flatten(),
-                        };
-                        if let Err(e) = store::store_cell(&paths.cells_dir, &cell.key, &entry) {
-                            progress.say(&format!("[{label}] warning: cannot cache a cell: {e:#}"));
-                        }
-                        let shown = if entry.budget_seconds.is_some() {
-                            format!("{what} (did not finish within its budget)")
-                        } else {
-                            what.clone()
-                        };
-                        progress.finished(&shown, seconds, &reported);
-                        (i, Some(entry))
-                    }
-                    Err(e) => {
-                        let error = format!("{e:#}");
-                        progress.say(&format!("[{label}] FAILED {what}: {error}"));
-                        failures.lock().expect("lock").push(Failure {
-                            identity: cell.identity.clone(),
-                            error,
-                        });
-                        if options.fail_fast {
-                            stop.store(true, Ordering::SeqCst);
-                        }
-                        progress.finished("failed", seconds, &reported);
-                        (i, None)
-                    }
+                let shown = if entry.budget_seconds.is_some() {
+                    format!("{what} (did not finish within its budget)")
+                } else {
+                    what.clone()
+                };
+                progress.finished(&shown, seconds, &reported);
+                (i, Some(entry))
+            }
+            Err(e) => {
+                fail(cell, format!("{e:#}"), seconds, &reported);
+                (i, None)
+            }
+        }
+    };
+    // One split at a time: its shared data are built (outside any cell's clock and budget),
+    // its cells run in parallel, then the data are dropped.
+    let mut groups: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for &i in &todo {
+        groups
+            .entry(data.split_group(cells[i].rep))
+            .or_default()
+            .push(i);
+    }
+    let mut computed: Vec<(usize, Option<CachedCell>)> = Vec::with_capacity(todo.len());
+    for (group, members) in groups {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let shared = match first_shared.take() {
+            Some((g, shared)) if g == group => Ok(shared),
+            _ => pool.install(|| prepare(cells[members[0]].rep)),
+        };
+        match shared {
+            Ok(shared) => computed.extend(pool.install(|| {
+                members
+                    .par_iter()
+                    .map(|&i| run_cell(i, &shared))
+                    .collect::<Vec<_>>()
+            })),
+            Err(e) => {
+                for &i in &members {
+                    fail(&cells[i], format!("{e:#}"), 0.0, &AtomicU64::new(0));
                 }
-            })
-            .collect()
-    });
+            }
+        }
+    }
     progress.close();
 
     let n_computed = computed.iter().filter(|(_, e)| e.is_some()).count();

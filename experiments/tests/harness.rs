@@ -141,7 +141,7 @@ fn long_cells_report_progress_while_they_run() {
     assert!(out.status.success(), "{err}");
     let lines: Vec<&str> = err
         .lines()
-        .filter(|l| l.contains("running n_mondrians=2") && l.contains('%'))
+        .filter(|l| l.contains("] running ") && l.contains("n_mondrians=2") && l.contains('%'))
         .collect();
     assert!(lines.len() >= 10, "{err}");
     // Without a budget the table has no status column.

@@ -15,12 +15,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
-use datasets::{GivenSplits, Inputs, LabelledSet, SplitSpec, Targets};
+use datasets::{GivenSplits, Inputs, LabelledSet, SplitSpec, Targets, Task};
 use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
 use crate::cell::{data_seeds, Seeds};
-use synthetic::{Generated, Generator, LaplaceGp, UniformBox};
+use crate::fingerprint::Sources;
+use synthetic::laplace_gp::LaplaceGp;
+use synthetic::uniform_box::UniformBox;
+use synthetic::{Generated, Generator};
 
 /// Where the data come from (`[data] source = ...`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -68,6 +71,44 @@ impl DataSpec {
         }
     }
 
+    /// What the data's numbers depend on (part of every cell's cache key): the generator's file
+    /// and crates, or the datasets crate and the dataset's own registry entry (so registering
+    /// another dataset changes no key). `data/mod.rs` itself is part of every key.
+    pub fn sources(&self) -> (Sources, Option<&str>) {
+        match self {
+            DataSpec::Dataset(d) => (
+                Sources {
+                    crates: &["datasets"],
+                    files: &[],
+                },
+                Some(&d.name),
+            ),
+            _ => {
+                let g = self.generator().expect("synthetic data have a generator");
+                (g.sources(), None)
+            }
+        }
+    }
+
+    /// What the data hold: `None` for points without targets, else the task.
+    pub fn task(&self) -> Result<Option<Task>, String> {
+        match (self, self.generator()) {
+            (DataSpec::Dataset(d), _) => Ok(registry_table(&d.name)?.map(|t| t.task)),
+            (_, Some(g)) => Ok(g.task()),
+            (_, None) => Ok(None),
+        }
+    }
+
+    /// `Ok` when the data are a regression set (a regression dataset, or generated regression
+    /// data); else says what they are.
+    pub fn require_regression(&self) -> Result<(), String> {
+        match self.task()? {
+            Some(Task::Regression) => Ok(()),
+            Some(Task::Classification) => Err("these data are a classification set".into()),
+            None => Err("these data are points without targets".into()),
+        }
+    }
+
     /// Checks everything that can be checked without reading data.
     pub fn validate(&self) -> Result<(), String> {
         if let Some(g) = self.generator() {
@@ -79,15 +120,59 @@ impl DataSpec {
         if d.max_rows == Some(0) {
             return Err("data.max_rows = 0: need at least one row".into());
         }
-        if let Some(split) = &d.split {
-            split.validate().map_err(|e| format!("data.split: {e}"))?;
+        let table = registry_table(&d.name)?.ok_or_else(|| {
+            format!(
+                "data.name: {} has no [dataset.table] in the registry",
+                d.name
+            )
+        })?;
+        let published = table.rows.len() == 2;
+        let masks = table.test_mask.is_some();
+        match &d.split {
+            None | Some(SplitSpec::Given) if !published => {
+                return Err(format!(
+                    "data.split: {} ships no published train/test files; set split = {{ kind = \
+                     \"{}\" }} or split = {{ kind = \"random\", test_fraction = 0.3 }}",
+                    d.name,
+                    if masks {
+                        "predefined"
+                    } else {
+                        "random\", test_fraction = 0.3"
+                    }
+                ))
+            }
+            Some(SplitSpec::Predefined) if !masks => {
+                return Err(format!(
+                    "data.split: {} ships no test masks; use {{ kind = \"{}\" }}",
+                    d.name,
+                    if published {
+                        "given"
+                    } else {
+                        "random\", test_fraction = 0.3"
+                    }
+                ))
+            }
+            Some(split) => split.validate().map_err(|e| format!("data.split: {e}"))?,
+            None => {}
         }
-        datasets::Registry::embedded()
-            .map_err(|e| e.to_string())?
-            .get(&d.name)
-            .map(|_| ())
-            .map_err(|e| format!("data.name: {e}"))
+        if d.max_rows.is_some() && !self.fixed_split() {
+            return Err(
+                "data.max_rows keeps the first rows of the published files; it cannot be \
+                 combined with a predefined or random split"
+                    .into(),
+            );
+        }
+        Ok(())
     }
+}
+
+fn registry_table(name: &str) -> Result<Option<&'static datasets::TableSpec>, String> {
+    Ok(datasets::Registry::embedded()
+        .map_err(|e| e.to_string())?
+        .get(name)
+        .map_err(|e| format!("data.name: {e}"))?
+        .table
+        .as_ref())
 }
 
 /// Inputs (one per row) and their targets.
@@ -154,18 +239,9 @@ pub enum DataView {
 pub struct SplitSets {
     pub set: Arc<LabelledSet>,
     pub parts: Arc<Parts>,
-    /// Seeds of this repetition's data streams (shared by every cell of the repetition).
-    seeds: Seeds,
 }
 
 impl SplitSets {
-    /// `rows` in a seeded random order, the same for every method of the repetition (an online
-    /// stream, e.g. the Isolation Kernel paper's shuffled train+test sequence).
-    pub fn shuffled(&self, rows: &[usize]) -> Vec<usize> {
-        let order = datasets::shuffled_order(rows.len(), &mut self.seeds.rng("stream"));
-        order.into_iter().map(|k| rows[k]).collect()
-    }
-
     /// Inputs and targets of the given rows.
     pub fn rows(&self, rows: &[usize]) -> (Inputs, Targets) {
         self.set.select(rows)
@@ -248,7 +324,6 @@ impl LoadedData {
                 max_rows,
             } => (set, splitting, max_rows),
         };
-        let group = self.split_group(rep);
         let parts = match splitting {
             Splitting::Fixed(parts) => parts.clone(),
             Splitting::PerRepetition(spec) => {
@@ -271,8 +346,13 @@ impl LoadedData {
         Ok(DataView::Sets(SplitSets {
             set: set.clone(),
             parts,
-            seeds: self.seeds.derive(&format!("repetition/{group}")),
         }))
+    }
+
+    /// Seeds of repetition `rep`'s data streams: the same for every cell of the repetition
+    /// (whatever its method), another in every repetition.
+    pub fn stream_seeds(&self, rep: usize) -> Seeds {
+        self.seeds.derive(&format!("stream/{rep}"))
     }
 }
 
@@ -312,6 +392,7 @@ fn range(r: Range<usize>) -> Vec<usize> {
 
 /// Loads (or generates) the data of a run of `repeats` repetitions.
 pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Result<LoadedData> {
+    spec.validate().map_err(anyhow::Error::msg)?;
     let seeds = data_seeds(base_seed, spec);
     let mut notes = Vec::new();
     let mut digests = BTreeMap::new();
@@ -333,34 +414,21 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
             let split = match (&d.split, &set.given) {
                 (Some(s), _) => s.clone(),
                 (None, GivenSplits::TrainTest { .. }) => SplitSpec::Given,
-                (None, given) => bail!(
-                    "data.split: {} ships no published train/test files ({}); set \
-                     split = {{ kind = \"predefined\" }}{} or split = {{ kind = \"random\", \
-                     test_fraction = 0.3 }}",
-                    d.name,
-                    match given {
-                        GivenSplits::Masks(m) => format!("it ships {} test masks", m.ncols()),
-                        _ => "and no test masks".into(),
-                    },
-                    if given.n_masks() > 0 {
-                        ""
-                    } else {
-                        " (not available here)"
-                    }
-                ),
+                (None, _) => bail!("data.split: {} ships no published train/test files", d.name),
             };
             split
                 .check_set(&set.given, &set.y, repeats)
                 .map_err(|e| anyhow::anyhow!("data.split: {}: {e}", d.name))?;
-            let splitting = match (&split, &set.given) {
-                (SplitSpec::Given, GivenSplits::TrainTest { n_train }) => {
-                    Splitting::Fixed(Arc::new(Parts {
-                        train: range(0..*n_train),
-                        validation: Vec::new(),
-                        test: range(*n_train..set.n_rows()),
-                    }))
-                }
-                _ => Splitting::PerRepetition(split),
+            let splitting = if split == SplitSpec::Given {
+                // The published files: one split for every repetition (it draws nothing).
+                let fixed = split.draw(&set, 0, &mut seeds.rng("split/given"))?;
+                Splitting::Fixed(Arc::new(Parts {
+                    train: fixed.train,
+                    validation: Vec::new(),
+                    test: fixed.test,
+                }))
+            } else {
+                Splitting::PerRepetition(split)
             };
             Source::Sets {
                 set: Arc::new(set),
@@ -515,9 +583,14 @@ mod tests {
         assert_eq!(data.split_group(4), 0);
         assert_eq!(parts(&data, 0), parts(&data, 4));
         let sets = data.view(3).unwrap().regression().unwrap();
-        let published = datasets::cpu_rr(&datasets::DataDirs::from_root(root())).unwrap();
-        assert_eq!(sets.train.x, published.x_train);
-        assert_eq!(sets.test.y, published.y_test);
+        // The published files, read on their own.
+        let located = datasets::DataDirs::from_root(root())
+            .locate_name("cpu_rr")
+            .unwrap();
+        let (x_train, _) = datasets::load_xy(located.path("train").unwrap(), true).unwrap();
+        let (_, y_test) = datasets::load_xy(located.path("test").unwrap(), true).unwrap();
+        assert_eq!(sets.train.x, x_train);
+        assert_eq!(sets.test.y, y_test);
         assert!(sets.validation.is_none());
         assert!(spec("source = 'dataset'\nname = 'cpu_rr'").fixed_split());
         assert!(!spec(YACHT_RANDOM).fixed_split());
@@ -545,20 +618,20 @@ mod tests {
         }
         // A shuffled stream is a permutation, the same for every cell of the repetition, and
         // another one in the next repetition.
+        let tick = |_: f64| {};
+        let cell = crate::cell::Seeds::from_bytes([1; 32]);
+        let other_cell = crate::cell::Seeds::from_bytes([2; 32]);
+        let stream = |cell, rep| {
+            crate::context::CellContext::new(cell, data.stream_seeds(rep), &tick, None)
+                .shuffled(&(0..208).collect::<Vec<_>>())
+        };
         let rows: Vec<usize> = (0..208).collect();
-        let stream = sets.shuffled(&rows);
-        assert_ne!(stream, rows);
-        let mut sorted = stream.clone();
+        assert_ne!(stream(cell, 0), rows);
+        let mut sorted = stream(cell, 0);
         sorted.sort();
         assert_eq!(sorted, rows);
-        assert_eq!(
-            stream,
-            data.view(0).unwrap().sets().unwrap().shuffled(&rows)
-        );
-        assert_ne!(
-            stream,
-            data.view(1).unwrap().sets().unwrap().shuffled(&rows)
-        );
+        assert_eq!(stream(cell, 0), stream(other_cell, 0));
+        assert_ne!(stream(cell, 0), stream(cell, 1));
         // Classification data are not regression data.
         let err = view.regression().err().unwrap().to_string();
         assert!(err.contains("classification"), "{err}");

@@ -1,6 +1,7 @@
 //! Random feature maps by their config name: the one place the harness names them. A kind that
 //! works on any feature map (kernel approximation, ridge on features) samples one here and then
-//! sees only [`kernel_core::FeatureMap`] and its [`Features`] (one-hot or dense, in blocks).
+//! sees only its [`Features`] (one-hot or dense, in blocks: a prefix of R blocks is the map of
+//! order R), whatever the method.
 
 use anyhow::Result;
 use kernel_core::{FeatureMap, Features};
@@ -11,8 +12,7 @@ use random_features::{RandomBinning, RandomFourierFeatures};
 
 use crate::context::CellContext;
 
-type Sampler =
-    fn(ArrayView2<f64>, f64, usize, &mut ChaCha8Rng) -> Result<(Box<dyn FeatureMap>, Features)>;
+type Sampler = fn(ArrayView2<f64>, f64, usize, &mut ChaCha8Rng) -> Result<Features>;
 
 /// A feature map of the Laplace kernel `exp(−λ‖x − x'‖₁)`, as a config names it.
 pub struct MapMethod {
@@ -36,9 +36,9 @@ pub const FEATURE_MAPS: &[MapMethod] = &[
         nonzeros_per_block: 1,
         stream: "trees",
         sample: |x, lifetime, blocks, rng| {
+            // Transductive: the trees are sampled on the points they featurise.
             let forest = MondrianForest::sample(x, lifetime, blocks, rng)?;
-            let features = Features::OneHot(forest.features());
-            Ok((Box::new(forest), features))
+            Ok(Features::OneHot(forest.features()))
         },
     },
     MapMethod {
@@ -47,9 +47,9 @@ pub const FEATURE_MAPS: &[MapMethod] = &[
         nonzeros_per_block: 1,
         stream: "features",
         sample: |x, lifetime, blocks, rng| {
+            // Bins are created for every point featurised.
             let mut map = RandomBinning::sample(x.ncols(), blocks, lifetime, rng)?;
-            let features = Features::OneHot(map.fit_transform(x)?);
-            Ok((Box::new(map), features))
+            Ok(Features::OneHot(map.fit_transform(x)?))
         },
     },
     MapMethod {
@@ -59,8 +59,7 @@ pub const FEATURE_MAPS: &[MapMethod] = &[
         stream: "features",
         sample: |x, lifetime, blocks, rng| {
             let map = RandomFourierFeatures::sample(x.ncols(), blocks, lifetime, rng)?;
-            let features = map.features(x)?;
-            Ok((Box::new(map), features))
+            Ok(map.features(x)?)
         },
     },
 ];
@@ -98,14 +97,14 @@ impl MapMethod {
     }
 
     /// Draws the map of `blocks` blocks on the points `x` (from the cell's stream for this
-    /// map), with the features of those points.
+    /// map) and returns the features of those points.
     pub fn sample(
         &self,
         x: ArrayView2<f64>,
         lifetime: f64,
         blocks: usize,
         ctx: &CellContext,
-    ) -> Result<(Box<dyn FeatureMap>, Features)> {
+    ) -> Result<Features> {
         (self.sample)(x, lifetime, blocks, &mut ctx.rng(self.stream))
     }
 }

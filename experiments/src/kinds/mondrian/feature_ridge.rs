@@ -22,8 +22,8 @@ use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::feature_maps::{self, MapMethod};
+use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::common::transductive::TransductiveSplit;
-use crate::kinds::common::{positive, require_regression};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -105,6 +105,7 @@ impl Kind for FeatureRidge {
         crates: &["mondrian", "random-features", "kernel-core"],
         files: &[
             "experiments/src/kinds/mondrian/feature_ridge.rs",
+            "experiments/src/kinds/common/params.rs",
             "experiments/src/kinds/common/feature_maps.rs",
             "experiments/src/kinds/common/transductive.rs",
         ],
@@ -132,9 +133,9 @@ impl Kind for FeatureRidge {
         }
         let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
         let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
-        let (_, features) = method.sample(d.x_all.view(), p.lifetime, blocks, ctx)?;
+        let features = method.sample(d.x_all.view(), p.lifetime, blocks, ctx)?;
         match &features {
-            Features::OneHot(f) => one_hot(d, p, f),
+            Features::OneHot(f) => one_hot(d, p, method, f),
             Features::Dense(f) => dense(d, p, method, f),
         }
     }
@@ -174,9 +175,9 @@ fn exact(d: &TransductiveSplit, p: &FeatureRidgeParams) -> Result<Vec<Row>> {
 fn one_hot(
     d: &TransductiveSplit,
     p: &FeatureRidgeParams,
+    method: &MapMethod,
     features: &OneHotFeatures,
 ) -> Result<Vec<Row>> {
-    let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
     let n_all = d.x_all.nrows();
     let train_rows = 0..d.n_train;
     let compact = features.compact_columns(train_rows.clone())?;

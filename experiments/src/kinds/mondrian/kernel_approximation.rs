@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::{feature_maps, positive};
+use crate::kinds::common::feature_maps;
+use crate::kinds::common::params::positive;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -85,6 +86,7 @@ impl Kind for KernelApproximation {
         crates: &["mondrian", "random-features", "kernel-core"],
         files: &[
             "experiments/src/kinds/mondrian/kernel_approximation.rs",
+            "experiments/src/kinds/common/params.rs",
             "experiments/src/kinds/common/feature_maps.rs",
         ],
     };
@@ -101,7 +103,7 @@ impl Kind for KernelApproximation {
         let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
         let exact = laplace_gram(x.view(), x.view(), p.lifetime)?;
         let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
-        let (_, features) = method.sample(x.view(), p.lifetime, blocks, ctx)?;
+        let features = method.sample(x.view(), p.lifetime, blocks, ctx)?;
         let errors = features.prefix_max_errors(exact.view())?;
         let feature_columns = match &features {
             Features::OneHot(f) => f.n_columns(),

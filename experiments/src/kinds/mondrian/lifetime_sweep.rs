@@ -27,12 +27,12 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
+use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::common::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, CgPreconditioner, Checkpoints,
     Learner, Solver, Sweep,
 };
 use crate::kinds::common::transductive::TransductiveSplit;
-use crate::kinds::common::{positive, require_regression};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -218,6 +218,7 @@ impl Kind for LifetimeSweep {
         crates: &["mondrian", "kernel-core"],
         files: &[
             "experiments/src/kinds/mondrian/lifetime_sweep.rs",
+            "experiments/src/kinds/common/params.rs",
             "experiments/src/kinds/common/sweep.rs",
             "experiments/src/kinds/common/transductive.rs",
         ],

@@ -28,12 +28,12 @@ use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::Clock;
+use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::common::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
     Sweep,
 };
 use crate::kinds::common::transductive::TransductiveSplit;
-use crate::kinds::common::{positive, require_regression};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -223,6 +223,7 @@ impl Kind for WidthSelection {
         crates: &["mondrian", "random-features", "kernel-core"],
         files: &[
             "experiments/src/kinds/mondrian/width_selection.rs",
+            "experiments/src/kinds/common/params.rs",
             "experiments/src/kinds/common/clock.rs",
             "experiments/src/kinds/common/sweep.rs",
             "experiments/src/kinds/common/transductive.rs",

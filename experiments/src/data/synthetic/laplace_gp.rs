@@ -1,76 +1,11 @@
-//! Synthetic data behind one dispatch: each generator is a struct of typed parameters (the
-//! fields of its `[data]` table) implementing [`Generator`]; [`crate::data::DataSpec`] names it
-//! by `source`. Data are drawn from the run's data seed, so every method and repetition of a
-//! run sees the same points. Adding a generator (StreaMRAK's test functions, a spectral-mixture
-//! GP) is a struct, its `Generator` impl and one variant of `DataSpec`.
+//! A Gaussian-process regression sample with the Laplace kernel (The Mondrian Kernel, Fig. 7).
 
 use anyhow::{Context, Result};
-use ndarray::{Array1, Array2};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-/// What a generator produced.
-pub enum Generated {
-    /// Points, one per row (no targets).
-    Points(Array2<f64>),
-    /// A regression sample with its rows split in order into train, validation and test.
-    Regression {
-        x: Array2<f64>,
-        y: Array1<f64>,
-        n_train: usize,
-        n_validation: usize,
-        /// What generating had to do beyond the spec (recorded in the manifest).
-        notes: Vec<String>,
-    },
-}
-
-/// A synthetic data source.
-pub trait Generator {
-    /// Checks the parameters (before any work starts).
-    fn validate(&self) -> Result<(), String>;
-    /// Draws the data.
-    fn generate(&self, rng: &mut ChaCha8Rng) -> Result<Generated>;
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-/// `n` points uniform on `[low, high]^dim` (The Mondrian Kernel, Fig. 5).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct UniformBox {
-    pub n: usize,
-    pub dim: usize,
-    #[serde(default)]
-    pub low: f64,
-    #[serde(default = "one")]
-    pub high: f64,
-}
-
-impl Generator for UniformBox {
-    fn validate(&self) -> Result<(), String> {
-        let UniformBox { n, dim, low, high } = self;
-        if *n < 2 {
-            return Err(format!("data.n = {n}: need at least 2 points"));
-        }
-        if *dim == 0 {
-            return Err("data.dim = 0: need at least one dimension".into());
-        }
-        if !(low.is_finite() && high.is_finite() && low < high) {
-            return Err(format!(
-                "data.low = {low}, data.high = {high}: need finite low < high"
-            ));
-        }
-        Ok(())
-    }
-
-    fn generate(&self, rng: &mut ChaCha8Rng) -> Result<Generated> {
-        Ok(Generated::Points(datasets::uniform_box(
-            self.n, self.dim, self.low, self.high, rng,
-        )?))
-    }
-}
+use super::{Generated, Generator};
+use crate::fingerprint::Sources;
 
 /// A regression sample from a zero-mean Gaussian process with the Laplace kernel
 /// `exp(−lifetime·‖x − x'‖₁)` at points uniform on `[0, 1]^dim`, plus N(0, noise_sd²) noise
@@ -88,6 +23,20 @@ pub struct LaplaceGp {
 }
 
 impl Generator for LaplaceGp {
+    fn sources(&self) -> Sources {
+        Sources {
+            crates: &["datasets", "kernel-core"],
+            files: &[
+                "experiments/src/data/synthetic/mod.rs",
+                "experiments/src/data/synthetic/laplace_gp.rs",
+            ],
+        }
+    }
+
+    fn task(&self) -> Option<datasets::Task> {
+        Some(datasets::Task::Regression)
+    }
+
     fn validate(&self) -> Result<(), String> {
         let LaplaceGp {
             n_train,

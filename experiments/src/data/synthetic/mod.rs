@@ -1,0 +1,43 @@
+//! Synthetic data behind one dispatch: each generator is a struct of typed parameters (the
+//! fields of its `[data]` table) in a file of its own, implementing [`Generator`];
+//! [`crate::data::DataSpec`] names it by `source`. Data are drawn from the run's data seed, so
+//! every method and repetition of a run sees the same points. Adding a generator (StreaMRAK's
+//! test functions, a spectral-mixture GP) is a file with the struct and its `Generator` impl,
+//! and one variant of `DataSpec` with its arm in `DataSpec::generator`. A cell's cache key
+//! covers the file and crates of its own generator only ([`Generator::sources`]).
+
+pub mod laplace_gp;
+pub mod uniform_box;
+
+use anyhow::Result;
+use ndarray::{Array1, Array2};
+use rand_chacha::ChaCha8Rng;
+
+use crate::fingerprint::Sources;
+
+/// What a generator produced.
+pub enum Generated {
+    /// Points, one per row (no targets).
+    Points(Array2<f64>),
+    /// A regression sample with its rows split in order into train, validation and test.
+    Regression {
+        x: Array2<f64>,
+        y: Array1<f64>,
+        n_train: usize,
+        n_validation: usize,
+        /// What generating had to do beyond the spec (recorded in the manifest).
+        notes: Vec<String>,
+    },
+}
+
+/// A synthetic data source.
+pub trait Generator {
+    /// What its numbers depend on: its file and the crates it calls.
+    fn sources(&self) -> Sources;
+    /// What the data hold: `None` for points without targets, else the task.
+    fn task(&self) -> Option<datasets::Task>;
+    /// Checks the parameters (before any work starts).
+    fn validate(&self) -> Result<(), String>;
+    /// Draws the data.
+    fn generate(&self, rng: &mut ChaCha8Rng) -> Result<Generated>;
+}

@@ -1,0 +1,277 @@
+//! The typed kind trait, its erased form for the runner, and the one generic adapter between
+//! them.
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use anyhow::{bail, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::cell::Cell;
+use crate::config::DataSpec;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::table::Row;
+
+/// A documented result column.
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnDoc {
+    pub name: &'static str,
+    pub doc: &'static str,
+}
+
+/// Parameters typed by a kind: deserialised with unknown keys rejected, then range-checked.
+pub trait Params: DeserializeOwned + Serialize + Send + Sync + 'static {
+    fn check(&self) -> Result<(), String>;
+}
+
+/// One kind of experiment, typed.
+pub trait Kind: Send + Sync + 'static {
+    /// One grid point of `[params]`.
+    type Params: Params;
+    /// What every cell of one data split shares (built by [`Kind::prepare`]).
+    type Shared: Send + Sync + 'static;
+
+    /// The `experiment.kind` value that selects it.
+    const NAME: &'static str;
+    /// One line for `repro list --kinds`.
+    const SUMMARY: &'static str;
+    /// Columns of the rows [`Kind::run_cell`] returns (checked when each cell finishes).
+    const COLUMNS: &'static [ColumnDoc];
+    /// Bumped whenever the kind's numbers change for the same inputs and sources.
+    const CODE_VERSION: u32;
+    /// The sources and crates its numbers depend on: its cells' cache keys cover these only.
+    const SOURCES: Sources;
+
+    /// Whether this kind can use the given data.
+    fn check_data(_data: &DataSpec) -> Result<(), String> {
+        Ok(())
+    }
+    /// Whether every repetition of this grid point gives the same numbers (then only
+    /// repetition 0 runs).
+    fn deterministic(_params: &Self::Params) -> bool {
+        false
+    }
+    /// The parameters that decide a cell's random draws, by typed field (default: all). Cells
+    /// that agree on these, on the data, the seed and the repetition draw the same random
+    /// numbers (common random numbers): e.g. a lifetime sweep's trees do not depend on its
+    /// terminal lifetime, so a shorter sweep is exactly the beginning of a longer one.
+    fn stream(params: &Self::Params) -> serde_json::Value {
+        serde_json::to_value(params).expect("parameters serialise")
+    }
+    /// Builds what every cell of one data split shares.
+    fn prepare(data: &DataView) -> Result<Self::Shared>;
+    /// Computes one cell.
+    fn run_cell(
+        shared: &Self::Shared,
+        params: &Self::Params,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>>;
+}
+
+/// Data shared by the cells of one split, type-erased for the runner.
+pub type Shared = Box<dyn Any + Send + Sync>;
+
+/// What the runner needs of a kind: [`Kind`] behind JSON parameters and erased shared data.
+pub trait ExperimentKind: Sync + Send {
+    fn name(&self) -> &'static str;
+    fn summary(&self) -> &'static str;
+    fn code_version(&self) -> u32;
+    fn columns(&self) -> &'static [ColumnDoc];
+    fn sources(&self) -> &'static Sources;
+    fn check_data(&self, data: &DataSpec) -> Result<(), String>;
+    /// Validates one grid point of `[params]` and returns its canonical JSON form.
+    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String>;
+    fn deterministic(&self, params: &serde_json::Value) -> Result<bool, String>;
+    fn stream_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, String>;
+    fn prepare(&self, data: &DataView) -> Result<Shared>;
+    /// Runs one cell and checks its rows' columns against [`Self::columns`].
+    fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>>;
+}
+
+/// The one generic adapter from a typed [`Kind`] to [`ExperimentKind`].
+pub struct Adapter<K>(PhantomData<K>);
+
+impl<K> Adapter<K> {
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<K: Kind> Adapter<K> {
+    fn typed(params: &serde_json::Value) -> Result<K::Params> {
+        serde_json::from_value(params.clone()).map_err(|e| {
+            anyhow::anyhow!(
+                "internal error: planned parameters of {} do not parse: {e}",
+                K::NAME
+            )
+        })
+    }
+}
+
+impl<K: Kind> ExperimentKind for Adapter<K> {
+    fn name(&self) -> &'static str {
+        K::NAME
+    }
+    fn summary(&self) -> &'static str {
+        K::SUMMARY
+    }
+    fn code_version(&self) -> u32 {
+        K::CODE_VERSION
+    }
+    fn columns(&self) -> &'static [ColumnDoc] {
+        K::COLUMNS
+    }
+    fn sources(&self) -> &'static Sources {
+        &K::SOURCES
+    }
+    fn check_data(&self, data: &DataSpec) -> Result<(), String> {
+        K::check_data(data)
+    }
+    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
+        let typed: K::Params = toml::Value::Table(point)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        typed.check()?;
+        serde_json::to_value(&typed).map_err(|e| e.to_string())
+    }
+    fn deterministic(&self, params: &serde_json::Value) -> Result<bool, String> {
+        Ok(K::deterministic(
+            &Self::typed(params).map_err(|e| e.to_string())?,
+        ))
+    }
+    fn stream_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, String> {
+        Ok(K::stream(&Self::typed(params).map_err(|e| e.to_string())?))
+    }
+    fn prepare(&self, data: &DataView) -> Result<Shared> {
+        Ok(Box::new(K::prepare(data)?))
+    }
+    fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>> {
+        let Some(shared) = shared.downcast_ref::<K::Shared>() else {
+            bail!(
+                "internal error: shared data of the wrong type for {}",
+                K::NAME
+            );
+        };
+        let rows = K::run_cell(shared, &Self::typed(&cell.params)?, ctx)?;
+        for row in &rows {
+            if let Some(extra) = row
+                .keys()
+                .find(|k| !K::COLUMNS.iter().any(|c| c.name == *k))
+            {
+                bail!(
+                    "internal error: {} returned a column `{extra}` that it does not declare",
+                    K::NAME
+                );
+            }
+        }
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::row;
+    use serde::Deserialize;
+
+    /// A kind that returns a column it does not declare when asked to.
+    struct Sloppy;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct SloppyParams {
+        undeclared: bool,
+    }
+
+    impl Params for SloppyParams {
+        fn check(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    impl Kind for Sloppy {
+        type Params = SloppyParams;
+        type Shared = ();
+        const NAME: &'static str = "sloppy";
+        const SUMMARY: &'static str = "test kind";
+        const COLUMNS: &'static [ColumnDoc] = &[ColumnDoc {
+            name: "value",
+            doc: "a number",
+        }];
+        const CODE_VERSION: u32 = 1;
+        const SOURCES: Sources = Sources {
+            crates: &[],
+            files: &[],
+        };
+        fn prepare(_data: &DataView) -> Result<()> {
+            Ok(())
+        }
+        fn run_cell(_: &(), p: &SloppyParams, _ctx: &CellContext) -> Result<Vec<Row>> {
+            let name = if p.undeclared { "valeu" } else { "value" };
+            Ok(vec![row([(name, 1.0.into())])])
+        }
+    }
+
+    fn run(kind: &dyn ExperimentKind, undeclared: bool) -> Result<Vec<Row>> {
+        let mut point = toml::Table::new();
+        point.insert("undeclared".into(), undeclared.into());
+        let params = kind.canonical_params(point).unwrap();
+        let data =
+            crate::data::DataView::Points(std::sync::Arc::new(ndarray::Array2::zeros((1, 1))));
+        let shared = kind.prepare(&data)?;
+        let cell = Cell {
+            params,
+            rep: 0,
+            identity: String::new(),
+            key: String::new(),
+            seeds: crate::cell::Seeds::from_bytes([0; 32]),
+        };
+        let tick = |_: f64| {};
+        kind.run_cell(
+            &shared,
+            &cell,
+            &CellContext::new(cell.seeds, cell.seeds, &tick, None),
+        )
+    }
+
+    #[test]
+    fn a_cell_returning_an_undeclared_column_fails_when_it_finishes() {
+        let kind = Adapter::<Sloppy>::new();
+        assert_eq!(run(&kind, false).unwrap().len(), 1);
+        let err = run(&kind, true).unwrap_err().to_string();
+        assert!(
+            err.contains("`valeu`") && err.contains("does not declare"),
+            "{err}"
+        );
+        let mut bad = toml::Table::new();
+        bad.insert("undeclard".into(), true.into());
+        assert!(kind
+            .canonical_params(bad)
+            .unwrap_err()
+            .contains("undeclard"));
+    }
+
+    #[test]
+    fn seeding_parameters_are_typed_fields() {
+        // The sweep seeds its trees from M alone: a misspelt field would not compile, and two
+        // sweeps that differ elsewhere share their draws.
+        let kind = crate::registry::find("lifetime_sweep").unwrap();
+        let point = |lifetime: f64| -> toml::Table {
+            toml::from_str(&format!(
+                "n_mondrians = 7\nterminal_lifetime = {lifetime}\ndelta = 0.1\ncheckpoints = {{ first = 0.5, count = 2 }}"
+            ))
+            .unwrap()
+        };
+        let a = kind
+            .stream_params(&kind.canonical_params(point(1.0)).unwrap())
+            .unwrap();
+        let b = kind
+            .stream_params(&kind.canonical_params(point(2.0)).unwrap())
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, serde_json::json!({ "n_mondrians": 7 }));
+    }
+}
