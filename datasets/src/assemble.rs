@@ -328,36 +328,28 @@ fn read_csv_part(path: &Path, plan: &CsvPlanSpec<'_>) -> Result<CsvPart, Dataset
             match col {
                 Col::Skip => {}
                 Col::Input => {
-                    let v = if field.is_empty() {
-                        f64::NAN
-                    } else {
-                        field.parse::<f64>().map_err(|_| {
-                            parse_err(
-                                line,
-                                j,
-                                &part.header,
-                                format!(
-                                    "cannot parse `{field}` as a number; list non-numeric \
-                                     columns in `drop` of the dataset's [dataset.table]"
-                                ),
-                            )
-                        })?
-                    };
+                    let v = number(field).map_err(|_| {
+                        parse_err(
+                            line,
+                            j,
+                            &part.header,
+                            format!(
+                                "cannot parse `{field}` as a number; list non-numeric \
+                                 columns in `drop` of the dataset's [dataset.table]"
+                            ),
+                        )
+                    })?;
                     part.inputs.push(v);
                 }
                 Col::Target => match &mut part.targets {
-                    RawTargets::Real(v) => v.push(if field.is_empty() {
-                        f64::NAN
-                    } else {
-                        field.parse::<f64>().map_err(|_| {
-                            parse_err(
-                                line,
-                                j,
-                                &part.header,
-                                format!("regression target `{field}` is not a number"),
-                            )
-                        })?
-                    }),
+                    RawTargets::Real(v) => v.push(number(field).map_err(|_| {
+                        parse_err(
+                            line,
+                            j,
+                            &part.header,
+                            format!("regression target `{field}` is not a number"),
+                        )
+                    })?),
                     RawTargets::Names(v) => v.push(if field.is_empty() {
                         String::new()
                     } else {
@@ -602,4 +594,13 @@ fn read_mask(path: &Path, n: usize) -> Result<Array2<bool>, DatasetError> {
         ));
     }
     Ok(mask.mapv(|v| v == 1.0))
+}
+
+/// A numeric field; an empty one (NA) is NaN.
+fn number(field: &str) -> Result<f64, std::num::ParseFloatError> {
+    if field.is_empty() {
+        Ok(f64::NAN)
+    } else {
+        field.parse::<f64>()
+    }
 }

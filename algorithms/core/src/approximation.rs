@@ -55,19 +55,25 @@ where
         .collect())
 }
 
+/// The feature matrix must have a row per row of the exact kernel matrix.
+fn check_rows(n_rows: usize, exact: ArrayView2<f64>) -> Result<(), CoreError> {
+    if n_rows != exact.nrows() {
+        return Err(CoreError::ShapeMismatch {
+            what: "rows of the feature matrix vs the exact kernel",
+            expected: exact.nrows(),
+            got: n_rows,
+        });
+    }
+    Ok(())
+}
+
 /// [`prefix_max_errors`] for a one-hot feature map (Mondrian kernel, random binning): block `r`
 /// contributes 1 where two rows share its column.
 pub fn one_hot_prefix_max_errors(
     features: &OneHotFeatures,
     exact: ArrayView2<f64>,
 ) -> Result<Vec<f64>, CoreError> {
-    if features.n_rows() != exact.nrows() {
-        return Err(CoreError::ShapeMismatch {
-            what: "rows of the feature matrix vs the exact kernel",
-            expected: exact.nrows(),
-            got: features.n_rows(),
-        });
-    }
+    check_rows(features.n_rows(), exact)?;
     let n = features.n_rows();
     prefix_max_errors(exact, features.n_blocks(), |r, i, row| {
         let ci = features.row(i)[r];
@@ -93,13 +99,7 @@ pub fn dense_prefix_max_errors(
     features: &DenseFeatures,
     exact: ArrayView2<f64>,
 ) -> Result<Vec<f64>, CoreError> {
-    if features.n_rows() != exact.nrows() {
-        return Err(CoreError::ShapeMismatch {
-            what: "rows of the feature matrix vs the exact kernel",
-            expected: exact.nrows(),
-            got: features.n_rows(),
-        });
-    }
+    check_rows(features.n_rows(), exact)?;
     let rows = features.rows();
     prefix_max_errors(exact, features.n_blocks(), |r, i, row| {
         let block = features.block(r);

@@ -100,6 +100,12 @@ impl<K> Adapter<K> {
     }
 }
 
+impl<K> Default for Adapter<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<K: Kind> Adapter<K> {
     fn typed(params: &serde_json::Value) -> Result<K::Params> {
         serde_json::from_value(params.clone()).map_err(|e| {
