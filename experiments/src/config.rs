@@ -308,9 +308,10 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
         return Err("repeats = 0: need at least one repetition".into());
     }
     if let Some(b) = config.cell_budget_seconds {
-        if !(b.is_finite() && b >= 0.0) {
+        if !(b.is_finite() && (0.0..=1e9).contains(&b)) {
             return Err(format!(
-                "cell_budget_seconds = {b}: expected a finite number of seconds >= 0"
+                "cell_budget_seconds = {b}: expected seconds from 0 to 1e9 (leave it out for no \
+                 budget)"
             ));
         }
     }

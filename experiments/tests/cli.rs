@@ -179,6 +179,12 @@ fn bad_override_is_rejected() {
         "params.lifetme=3",
         "repeats=0",
         "nonsense",
+        "cell_budget_seconds=-1",
+        "cell_budget_seconds=1e30",
+        "cell_budget_seconds=nan",
+        "data.split={ kind = \"given\" }",
+        "data.source=dataset",
+        "experiment.kind=feature_ridge",
     ] {
         let out = repro(root.path(), &["run", FIG5, "--set", set], &[]);
         assert!(!out.status.success(), "--set {set} must fail");
