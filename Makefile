@@ -33,8 +33,12 @@ deps:
 	  fi; \
 	fi
 
+# One feature set everywhere: `cargo test --workspace --all-targets` unifies the features of the
+# dev-dependencies (approx, tempfile, criterion) into the dependency tree, so a build of the binary
+# alone would compile polars, ndarray and rayon a second time. `build` therefore builds what `test`
+# builds (the test binaries too), and `test` uses the binary its own build made.
 build: deps
-	$(CARGO) build --release -p experiments --bin repro
+	$(CARGO) build --release --workspace --all-targets
 
 reproduce-all: build
 	$(REPRO) reproduce-all
@@ -42,7 +46,6 @@ reproduce-all: build
 
 test: deps
 	$(CARGO) test --release --workspace --all-targets
-	$(CARGO) build --release -p experiments --bin repro
 	$(REPRO) check
 
 check: build

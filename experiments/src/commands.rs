@@ -16,7 +16,8 @@ pub struct Common {
 
 impl Common {
     /// `--root`, else `$REPRO_ROOT`, else the nearest folder above the current one holding
-    /// `configs/` and `Cargo.toml`, else the current folder.
+    /// `configs/` and `Cargo.toml`; outside a project, an error (results are never written into
+    /// an arbitrary folder).
     pub fn new(root: Option<PathBuf>) -> Result<Self> {
         let root = match root.or_else(|| std::env::var_os("REPRO_ROOT").map(PathBuf::from)) {
             Some(r) => r,
@@ -25,13 +26,39 @@ impl Common {
                 cwd.ancestors()
                     .find(|d| d.join("configs").is_dir() && d.join("Cargo.toml").is_file())
                     .map(Path::to_path_buf)
-                    .unwrap_or(cwd)
+                    .with_context(|| {
+                        format!(
+                            "{} is not inside a project (no folder above it holds configs/ and \
+                             Cargo.toml): run repro in a checkout, or pass --root DIR or set \
+                             REPRO_ROOT",
+                            cwd.display()
+                        )
+                    })?
             }
         };
         if !root.is_dir() {
             bail!("project root {} is not a folder", root.display());
         }
         Ok(Self { root })
+    }
+
+    /// A config path as given on the command line: relative to the current folder when it
+    /// exists there, else to the project root; returned relative to the root when inside it.
+    fn locate_config(&self, path: &Path) -> PathBuf {
+        let from_cwd = std::env::current_dir()
+            .ok()
+            .map(|c| c.join(path))
+            .filter(|p| !path.is_absolute() && p.is_file());
+        let full = match from_cwd {
+            Some(p) => p,
+            None if path.is_absolute() => path.to_path_buf(),
+            None => self.root.join(path),
+        };
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let (full, root) = (canonical(&full), canonical(&self.root));
+        full.strip_prefix(&root)
+            .map(Path::to_path_buf)
+            .unwrap_or(full)
     }
 
     fn shown(&self, path: &Path) -> String {
@@ -53,7 +80,8 @@ fn load_all(
     let mut resolved = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
-        let rel = path.strip_prefix(&common.root).unwrap_or(path);
+        let located = common.locate_config(path);
+        let rel = located.as_path();
         let attempt = config::load(&common.root, rel, profile, overrides);
         let attempt = match attempt {
             Err(e)
@@ -356,21 +384,38 @@ pub fn check(
     Ok(ok && failed == 0)
 }
 
-/// `repro report`: writes results/REPORT.md (or REPORT-<run>.md) from stored runs and prints it.
+/// `repro report`: prints the report of the stored runs; for every config (none named), also
+/// writes results/REPORT.md (or REPORT-<run>.md). Fails when a run is missing or corrupt or a
+/// check fails.
 pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
     let paths = discover_or(common, configs)?;
     let resolved = load_all(common, &paths, FULL_PROFILE, &[], false)?;
-    let text = crate::report::build(&common.root, &resolved, run);
-    let file = if run == FULL_PROFILE {
-        "REPORT.md".to_string()
+    let report = crate::report::build(&common.root, &resolved, run);
+    println!("{}", report.text);
+    if configs.is_empty() {
+        let file = if run == FULL_PROFILE {
+            "REPORT.md".to_string()
+        } else {
+            format!("REPORT-{run}.md")
+        };
+        let path = common.root.join("results").join(file);
+        store::write_atomic(&path, report.text.as_bytes())?;
+        eprintln!("report written to {}", common.shown(&path));
     } else {
-        format!("REPORT-{run}.md")
-    };
-    let path = common.root.join("results").join(file);
-    store::write_atomic(&path, text.as_bytes())?;
-    println!("{text}");
-    eprintln!("report written to {}", common.shown(&path));
-    Ok(!text.contains("**FAIL**") && !text.contains("_No complete run"))
+        eprintln!(
+            "report of the named configs printed only (results/REPORT.md covers all configs)"
+        );
+    }
+    if report.missing > 0 {
+        eprintln!(
+            "{} config(s) without a complete `{run}` run",
+            report.missing
+        );
+    }
+    if report.failed_checks > 0 {
+        eprintln!("{} check(s) failed", report.failed_checks);
+    }
+    Ok(report.ok())
 }
 
 /// `repro list`.

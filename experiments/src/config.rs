@@ -164,6 +164,24 @@ pub fn load(
         })
         .transpose()?
         .unwrap_or_default();
+    for name in profiles.iter().map(String::as_str).chain([profile]) {
+        valid_profile_name(name).map_err(err)?;
+    }
+    if profiles.iter().any(|p| p == FULL_PROFILE) {
+        return Err(err(format!(
+            "[profile.{FULL_PROFILE}]: the full profile is the file itself (the paper's \
+             protocol); put its values at the top level"
+        )));
+    }
+    if let Some(o) = overrides
+        .iter()
+        .find(|o| o.split(['=', '.']).next().map(str::trim) == Some("profile"))
+    {
+        return Err(err(format!(
+            "--set {o}: profiles cannot be overridden; set the key itself (it applies to the \
+             profile you run) or edit [profile.NAME]"
+        )));
+    }
     if profile != FULL_PROFILE && !profiles.iter().any(|p| p == profile) {
         return Err(err(format!(
             "no [profile.{profile}] section; profiles defined: {}",
@@ -195,6 +213,23 @@ pub fn load(
 }
 
 type Resolved = (Config, String, Vec<serde_json::Value>);
+
+/// A profile name names files (`results/<experiment>/<profile>.parquet`): lowercase letters,
+/// digits, `_` and `-` only.
+fn valid_profile_name(name: &str) -> Result<(), String> {
+    if !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "profile {name:?}: use 1 to 64 lowercase letters, digits, '_' and '-' (it names files)"
+        ))
+    }
+}
 
 fn resolve(raw: &toml::Table, profile: &str, overrides: &[String]) -> Result<Resolved, String> {
     let mut table = raw.clone();

@@ -66,8 +66,28 @@ fn number(v: f64) -> String {
     }
 }
 
-/// Builds the report of the full runs of `configs` (paper → sections), as Markdown.
-pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
+/// A report and what it found wanting.
+pub struct Report {
+    /// Markdown.
+    pub text: String,
+    /// Configs without a complete (and intact) run.
+    pub missing: usize,
+    /// Checks that failed.
+    pub failed_checks: usize,
+}
+
+impl Report {
+    /// Every run present and intact, every applicable check passed.
+    pub fn ok(&self) -> bool {
+        self.missing == 0 && self.failed_checks == 0
+    }
+}
+
+/// Builds the report of the stored runs `run` of `configs` (paper → sections), as Markdown.
+/// Paths in it are relative to the project root.
+pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
+    let mut missing = 0;
+    let mut failed_checks = 0;
     let mut by_paper: BTreeMap<&str, Vec<&ResolvedConfig>> = BTreeMap::new();
     for c in configs {
         by_paper
@@ -96,9 +116,11 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
             let (manifest, rows) = match store::load_complete(&paths) {
                 Ok(x) => x,
                 Err(err) => {
+                    missing += 1;
+                    let why = format!("{err:#}").replace(&format!("{}/", root.display()), "");
                     let _ = writeln!(
                         out,
-                        "_No complete full run: {err:#}. Run `repro run {}`._",
+                        "_No complete `{run}` run: {why}. Run `repro run {}`._",
                         r.path.display()
                     );
                     continue;
@@ -173,7 +195,10 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
                         c.max.map_or("+inf".into(), number),
                         match &c.outcome {
                             Outcome::Passed => "pass".to_string(),
-                            Outcome::Failed => "**FAIL**".to_string(),
+                            Outcome::Failed => {
+                                failed_checks += 1;
+                                "**FAIL**".to_string()
+                            }
                             Outcome::NotApplicable(why) => format!("n/a: {why}"),
                         }
                     );
@@ -181,5 +206,9 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> String {
             }
         }
     }
-    out
+    Report {
+        text: out,
+        missing,
+        failed_checks,
+    }
 }

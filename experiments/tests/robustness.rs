@@ -1,0 +1,149 @@
+//! The harness under faults and hostile input: each test pins a defect found by trying it as a
+//! new user would (issue 8).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const FIG5: &str = "configs/mondrian/fig5_kernel_error.toml";
+
+fn project_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A temporary project root holding the real Fig. 5 config.
+fn temp_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(project_dir().join(FIG5)).unwrap();
+    let path = dir.path().join(FIG5);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
+    dir
+}
+
+fn repro_in(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_repro"))
+        .current_dir(cwd)
+        .args(args)
+        .env("REPRO_DATA_DIR", cwd.join("no-data"))
+        .env_remove("REPRO_ROOT")
+        .output()
+        .unwrap()
+}
+
+fn repro(root: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    repro_in(root, &all)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn report_fails_on_missing_runs_names_no_local_path_and_keeps_the_full_report() {
+    let root = temp_root();
+    let report_md = root.path().join("results/REPORT.md");
+    let out = repro(root.path(), &["report"]);
+    let all = text(&out);
+    assert!(
+        !out.status.success(),
+        "a missing run must fail the report: {all}"
+    );
+    let written = std::fs::read_to_string(&report_md).unwrap();
+    assert!(written.contains("No complete `full` run"), "{written}");
+    assert!(
+        !written.contains(root.path().to_str().unwrap()),
+        "{written}"
+    );
+
+    let out = repro(root.path(), &["run", FIG5, "--no-plot"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = repro(root.path(), &["report"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let full = std::fs::read_to_string(&report_md).unwrap();
+
+    // A report of named configs is printed, not written over the full report.
+    let out = repro(root.path(), &["report", FIG5]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&report_md).unwrap(), full);
+
+    // A corrupt table fails the report.
+    let table = root
+        .path()
+        .join("results/mondrian_fig5_kernel_error/full.parquet");
+    std::fs::write(&table, b"not parquet").unwrap();
+    let out = repro(root.path(), &["report", FIG5]);
+    assert!(!out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn profiles_are_validated_names_and_cannot_be_overridden() {
+    let root = temp_root();
+    for (args, expected) in [
+        (
+            vec!["run", FIG5, "--profile", "../../x"],
+            "lowercase letters",
+        ),
+        (
+            vec!["run", FIG5, "--set", "profile.quick.repeats=0"],
+            "profiles cannot be overridden",
+        ),
+    ] {
+        let out = repro(root.path(), &args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(text(&out).contains(expected), "{args:?}: {}", text(&out));
+    }
+    let config = root.path().join(FIG5);
+    let original = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{original}\n[profile.full]\nrepeats = 1\n"),
+    )
+    .unwrap();
+    let out = repro(root.path(), &["run", FIG5]);
+    assert!(text(&out).contains("[profile.full]"), "{}", text(&out));
+    assert!(!out.status.success());
+    // Nothing was written anywhere.
+    assert!(!root.path().join("results").exists());
+    assert!(!root.path().parent().unwrap().join("x.parquet").exists());
+}
+
+#[test]
+fn relative_config_paths_are_relative_to_the_current_folder() {
+    let root = temp_root();
+    let folder = root.path().join("configs/mondrian");
+    // From inside configs/mondrian, the config is just its file name.
+    let out = repro_in(&folder, &["run", "fig5_kernel_error.toml", "--no-plot"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let manifest = root
+        .path()
+        .join("results/mondrian_fig5_kernel_error/full.manifest.json");
+    let manifest = std::fs::read_to_string(manifest).unwrap();
+    assert!(
+        manifest.contains(&format!("\"config\": \"{FIG5}\"")),
+        "{manifest}"
+    );
+}
+
+#[test]
+fn outside_a_project_repro_refuses_to_write_results() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = project_dir().join(FIG5);
+    let out = repro_in(elsewhere.path(), &["run", config.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("not inside a project"),
+        "{}",
+        text(&out)
+    );
+    assert!(!elsewhere.path().join("results").exists());
+}
