@@ -231,11 +231,23 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let cached: Vec<Option<CachedCell>> = cells
         .iter()
         .map(|c| {
-            (!options.force)
-                .then(|| store::load_cell(&paths.cells_dir, &c.key, &c.identity))
-                .flatten()
+            if options.force {
+                return None;
+            }
+            match store::load_cell(&paths.cells_dir, &c.key, &c.identity) {
                 // A cell stopped by its budget counts only for a run with the same budget.
-                .filter(|entry| entry.budget_seconds.is_none() || entry.budget_seconds == budget)
+                store::CellLoad::Hit(entry) => (entry.budget_seconds.is_none()
+                    || entry.budget_seconds == budget)
+                    .then_some(entry),
+                store::CellLoad::Absent => None,
+                store::CellLoad::Discarded(why) => {
+                    eprintln!(
+                        "[{label}] warning: cached cell {} discarded, recomputing: {why}",
+                        &c.key[..16]
+                    );
+                    None
+                }
+            }
         })
         .collect();
     let n_cached = cached.iter().filter(|c| c.is_some()).count();

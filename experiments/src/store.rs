@@ -116,17 +116,45 @@ pub struct CachedCell {
     pub budget_seconds: Option<f64>,
 }
 
-/// Reads a cached cell; a missing, unreadable or mismatched entry is `None` (it is recomputed).
-pub fn load_cell(cells_dir: &Path, key: &str, identity: &str) -> Option<CachedCell> {
-    let path = cells_dir.join(format!("{key}.json"));
-    let text = std::fs::read_to_string(path).ok()?;
-    let cell: CachedCell = serde_json::from_str(&text).ok()?;
-    (cell.identity == identity).then_some(cell)
+/// What the cache holds for a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellLoad {
+    /// A verified entry.
+    Hit(CachedCell),
+    /// No entry.
+    Absent,
+    /// An entry that cannot be trusted (the reason): it is recomputed.
+    Discarded(String),
 }
 
-/// Stores a finished cell.
+/// Reads a cached cell. The file is the sha256 of the entry's JSON on the first line, then the
+/// JSON: an entry whose checksum does not match (edited, truncated, garbled) or whose identity
+/// is another cell's is discarded, never used.
+pub fn load_cell(cells_dir: &Path, key: &str, identity: &str) -> CellLoad {
+    let path = cells_dir.join(format!("{key}.json"));
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return CellLoad::Absent,
+        Err(e) => return CellLoad::Discarded(format!("unreadable ({e})")),
+    };
+    let Some(newline) = bytes.iter().position(|&b| b == b'\n') else {
+        return CellLoad::Discarded("no checksum line".into());
+    };
+    let (digest, json) = (&bytes[..newline], &bytes[newline + 1..]);
+    if digest != sha256_hex(json).as_bytes() {
+        return CellLoad::Discarded("checksum mismatch (edited, truncated or garbled)".into());
+    }
+    match serde_json::from_slice::<CachedCell>(json) {
+        Ok(cell) if cell.identity == identity => CellLoad::Hit(cell),
+        Ok(_) => CellLoad::Discarded("it belongs to another cell".into()),
+        Err(e) => CellLoad::Discarded(format!("not a cached cell ({e})")),
+    }
+}
+
+/// Stores a finished cell with its checksum.
 pub fn store_cell(cells_dir: &Path, key: &str, cell: &CachedCell) -> Result<()> {
-    let text = serde_json::to_string(cell)?;
+    let json = serde_json::to_string(cell)?;
+    let text = format!("{}\n{json}", sha256_hex(json.as_bytes()));
     write_atomic(&cells_dir.join(format!("{key}.json")), text.as_bytes())
 }
 
@@ -279,18 +307,35 @@ mod tests {
     }
 
     #[test]
-    fn cache_rejects_other_identities_and_garbage() {
+    fn cache_verifies_checksums_and_identities() {
         let dir = tempfile::tempdir().unwrap();
         let cell = CachedCell {
             identity: "a".into(),
-            rows: vec![],
+            rows: vec![crate::table::row([("x", 0.25.into())])],
             seconds: 0.1,
             budget_seconds: None,
         };
+        assert_eq!(load_cell(dir.path(), "k", "a"), CellLoad::Absent);
         store_cell(dir.path(), "k", &cell).unwrap();
-        assert_eq!(load_cell(dir.path(), "k", "a"), Some(cell));
-        assert_eq!(load_cell(dir.path(), "k", "b"), None);
-        std::fs::write(dir.path().join("k.json"), "{not json").unwrap();
-        assert_eq!(load_cell(dir.path(), "k", "a"), None);
+        assert_eq!(load_cell(dir.path(), "k", "a"), CellLoad::Hit(cell));
+        assert!(matches!(
+            load_cell(dir.path(), "k", "b"),
+            CellLoad::Discarded(_)
+        ));
+        let path = dir.path().join("k.json");
+        let stored = std::fs::read_to_string(&path).unwrap();
+        // A forged value, a truncated file, garbage, the old format without a checksum.
+        for bad in [
+            stored.replace("0.25", "0.26"),
+            stored[..stored.len() - 5].to_string(),
+            "{not json".to_string(),
+            stored.lines().nth(1).unwrap().to_string(),
+        ] {
+            std::fs::write(&path, &bad).unwrap();
+            assert!(
+                matches!(load_cell(dir.path(), "k", "a"), CellLoad::Discarded(_)),
+                "{bad}"
+            );
+        }
     }
 }

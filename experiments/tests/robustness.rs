@@ -147,3 +147,49 @@ fn outside_a_project_repro_refuses_to_write_results() {
     );
     assert!(!elsewhere.path().join("results").exists());
 }
+
+#[test]
+fn a_forged_or_truncated_cached_cell_is_discarded_with_a_warning_and_recomputed() {
+    let root = temp_root();
+    let args = ["run", FIG5, "--no-plot"];
+    let out = repro(root.path(), &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let table = root
+        .path()
+        .join("results/mondrian_fig5_kernel_error/full.parquet");
+    let original = std::fs::read(&table).unwrap();
+    let cells = root.path().join("results/mondrian_fig5_kernel_error/cells");
+    let mut files: Vec<_> = std::fs::read_dir(&cells)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    // Forge a number in one cell (valid JSON), truncate another.
+    let forged = std::fs::read_to_string(&files[0]).unwrap();
+    let at = forged.find("\"max_abs_error\":").unwrap() + "\"max_abs_error\":".len();
+    let forged = format!("{}0.0001234{}", &forged[..at], &forged[at..]);
+    std::fs::write(&files[0], forged).unwrap();
+    let truncated = std::fs::read(&files[1]).unwrap();
+    std::fs::write(&files[1], &truncated[..truncated.len() / 2]).unwrap();
+
+    let out = repro(root.path(), &args);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert_eq!(all.matches("discarded, recomputing").count(), 2, "{all}");
+    assert!(all.contains("2 computed"), "{all}");
+    // The recomputed table holds the original numbers.
+    let frame = |bytes: Vec<u8>| {
+        let path = root.path().join("t.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        let rows =
+            experiments::table::from_frame(&experiments::table::read_parquet(&path).unwrap())
+                .unwrap();
+        rows.into_iter()
+            .map(|mut r| {
+                r.remove("cell_seconds");
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(frame(std::fs::read(&table).unwrap()), frame(original));
+}
