@@ -174,6 +174,15 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let columns = cell::all_columns(kind, &resolved.grid, budget.is_some());
     let run = resolved.run_name();
     let paths = RunPaths::new(root, &config.experiment.name, &run);
+    // One process per run at a time: a second one waits, then finds the first one's cells
+    // cached, instead of racing it for the table and manifest.
+    let _lock = store::RunLock::acquire(&paths, |lock| {
+        eprintln!(
+            "[{} ({run})] another process is running it (it holds {}); waiting for it to finish",
+            config.experiment.name,
+            lock.strip_prefix(root).unwrap_or(lock).display()
+        )
+    })?;
     let threads = options
         .jobs
         .unwrap_or_else(|| {

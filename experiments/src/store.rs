@@ -82,6 +82,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |f| Ok(f.write_all(bytes)?))
 }
 
+/// An exclusive lock on one run (`results/<experiment>/<run>.lock`, an advisory `flock`), held
+/// until dropped; the kernel releases it when the process dies, however it dies.
+pub struct RunLock {
+    _file: std::fs::File,
+}
+
+impl RunLock {
+    /// Takes the lock, first telling (through `waiting`) and then waiting when another process
+    /// holds it.
+    pub fn acquire(paths: &RunPaths, waiting: impl FnOnce(&Path)) -> Result<RunLock> {
+        use std::os::unix::io::AsRawFd;
+        std::fs::create_dir_all(&paths.results_dir)
+            .with_context(|| format!("cannot create {}", paths.results_dir.display()))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&paths.lock)
+            .with_context(|| format!("cannot open the lock {}", paths.lock.display()))?;
+        let fd = file.as_raw_fd();
+        // SAFETY: flock only reads the descriptor, which `file` keeps open.
+        let try_lock = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) };
+        if try_lock != 0 {
+            waiting(&paths.lock);
+            // SAFETY: as above.
+            if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
+                bail!(
+                    "cannot lock {}: {}",
+                    paths.lock.display(),
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+        Ok(RunLock { _file: file })
+    }
+}
+
 /// Paths of one run of one experiment.
 #[derive(Debug, Clone)]
 pub struct RunPaths {
@@ -89,6 +126,8 @@ pub struct RunPaths {
     pub cells_dir: PathBuf,
     pub table: PathBuf,
     pub manifest: PathBuf,
+    /// Held by the process running it ([`RunLock`]).
+    pub lock: PathBuf,
     pub figure_stem: PathBuf,
 }
 
@@ -99,6 +138,7 @@ impl RunPaths {
             cells_dir: results_dir.join("cells"),
             table: results_dir.join(format!("{run}.parquet")),
             manifest: results_dir.join(format!("{run}.manifest.json")),
+            lock: results_dir.join(format!("{run}.lock")),
             figure_stem: root.join("figures").join(experiment).join(run),
             results_dir,
         }

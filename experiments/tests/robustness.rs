@@ -193,3 +193,57 @@ fn a_forged_or_truncated_cached_cell_is_discarded_with_a_warning_and_recomputed(
     };
     assert_eq!(frame(std::fs::read(&table).unwrap()), frame(original));
 }
+
+#[test]
+fn concurrent_runs_of_one_config_wait_for_each_other_and_all_succeed() {
+    let root = temp_root();
+    let args = [
+        "--root",
+        root.path().to_str().unwrap(),
+        "run",
+        FIG5,
+        "--no-plot",
+        "--jobs",
+        "1",
+        "--set",
+        "repeats=30",
+        "--set",
+        "data.n=200",
+    ];
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_repro"))
+                .current_dir(root.path())
+                .args(args)
+                .env("REPRO_DATA_DIR", root.path().join("no-data"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let mut computed = 0;
+    for out in &outputs {
+        let all = text(out);
+        assert!(out.status.success(), "{all}");
+        let n: usize = all
+            .split(" computed")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{all}"));
+        computed += n;
+    }
+    // 3 methods x 30 repetitions, each computed once in all.
+    assert_eq!(computed, 90);
+    let runs = experiments::store::list_runs(root.path(), "mondrian_fig5_kernel_error");
+    let paths =
+        experiments::store::RunPaths::new(root.path(), "mondrian_fig5_kernel_error", &runs[0]);
+    let (manifest, rows) = experiments::store::load_complete(&paths).unwrap();
+    assert_eq!(manifest.cells.total, 90);
+    assert_eq!(rows.len(), 90 * 50 - 30 * 25);
+}
