@@ -352,7 +352,22 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
     }
     config.data.validate()?;
     kind.check_data(&config.data)?;
+    if config.repeats > MAX_REPEATS {
+        return Err(format!(
+            "repeats = {}: at most {MAX_REPEATS}",
+            config.repeats
+        ));
+    }
     let grid = expand_grid(&config.params)?;
+    if grid.len().saturating_mul(config.repeats) > MAX_CELLS {
+        return Err(format!(
+            "{} grid points x {} repeats = {} cells; at most {MAX_CELLS} in one run: split the \
+             study into several configs",
+            grid.len(),
+            config.repeats,
+            grid.len().saturating_mul(config.repeats)
+        ));
+    }
     let mut canonical = Vec::with_capacity(grid.len());
     for point in grid {
         let shown = toml::to_string(&point)
@@ -389,8 +404,32 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
     Ok(canonical)
 }
 
-/// Cartesian product of the array-valued entries of `params` (in key order).
+/// Most grid points a config may have.
+pub const MAX_GRID_POINTS: usize = 100_000;
+/// Most repetitions.
+pub const MAX_REPEATS: usize = 100_000;
+/// Most cells (grid points × repetitions) of one run.
+pub const MAX_CELLS: usize = 1_000_000;
+
+/// Cartesian product of the array-valued entries of `params` (in key order); more than
+/// [`MAX_GRID_POINTS`] points is an error, found before any point is built.
 pub fn expand_grid(params: &toml::Table) -> Result<Vec<toml::Table>, String> {
+    let size = params.values().try_fold(1usize, |n, v| match v {
+        toml::Value::Array(values) => n.checked_mul(values.len().max(1)),
+        _ => Some(n),
+    });
+    if size.is_none_or(|n| n > MAX_GRID_POINTS) {
+        let axes: Vec<String> = params
+            .iter()
+            .filter_map(|(k, v)| v.as_array().map(|a| format!("{k}: {}", a.len())))
+            .collect();
+        return Err(format!(
+            "params: the grid has {} points ({}); at most {MAX_GRID_POINTS}: split the study \
+             into several configs",
+            size.map_or("too many".into(), |n| n.to_string()),
+            axes.join(" x ")
+        ));
+    }
     let mut points = vec![toml::Table::new()];
     for (key, value) in params {
         let values = match value {

@@ -145,6 +145,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Execution options are checked before any config is read.
+    let execution = match &cli.command {
+        Command::Run { execution, .. }
+        | Command::ReproduceAll { execution, .. }
+        | Command::Check { execution, .. } => Some(execution.options()),
+        _ => None,
+    };
+    if let Some(Err(e)) = execution.map(|o| o.threads()) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run {
             configs,

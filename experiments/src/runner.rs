@@ -32,6 +32,24 @@ pub struct RunOptions {
     pub fail_fast: bool,
 }
 
+/// Most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
+impl RunOptions {
+    /// Worker threads: `--jobs`, else every core; 0 or more than [`MAX_JOBS`] is an error.
+    pub fn threads(&self) -> Result<usize> {
+        match self.jobs {
+            Some(0) => anyhow::bail!("--jobs 0: need at least one worker thread"),
+            Some(n) if n > MAX_JOBS => anyhow::bail!(
+                "--jobs {n}: at most {MAX_JOBS} worker threads (this machine has {} cores)",
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            ),
+            Some(n) => Ok(n),
+            None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        }
+    }
+}
+
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
@@ -183,14 +201,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             lock.strip_prefix(root).unwrap_or(lock).display()
         )
     })?;
-    let threads = options
-        .jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
+    let threads = options.threads()?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -247,3 +247,52 @@ fn concurrent_runs_of_one_config_wait_for_each_other_and_all_succeed() {
     assert_eq!(manifest.cells.total, 90);
     assert_eq!(rows.len(), 90 * 50 - 30 * 25);
 }
+
+#[test]
+fn absurd_sizes_are_config_errors_before_any_work() {
+    let root = temp_root();
+    let big_axis = |name: &str| {
+        let values: Vec<String> = (1..=2000).map(|v| v.to_string()).collect();
+        format!("params.{name}=[{}]", values.join(", "))
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--set".into(), "repeats=1000000000000".into()],
+            "repeats",
+        ),
+        (vec!["--set".into(), "data.n=10000000".into()], "points"),
+        (
+            vec!["--set".into(), "data.dim=100000000".into()],
+            "coordinates",
+        ),
+        (
+            vec![
+                "--set".into(),
+                big_axis("lifetime"),
+                "--set".into(),
+                big_axis("max_nonzeros"),
+            ],
+            "grid",
+        ),
+        (vec!["--jobs".into(), "10000".into()], "--jobs"),
+        (vec!["--jobs".into(), "0".into()], "--jobs"),
+    ];
+    // A complete run first: a refused run must leave it as it was.
+    let out = repro(root.path(), &["run", FIG5, "--no-plot"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let manifest = root
+        .path()
+        .join("results/mondrian_fig5_kernel_error/full.manifest.json");
+    let before = std::fs::read(&manifest).unwrap();
+    for (extra, expected) in cases {
+        let started = std::time::Instant::now();
+        let mut args = vec!["run", FIG5, "--no-plot"];
+        args.extend(extra.iter().map(String::as_str));
+        let out = repro(root.path(), &args);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{expected}: {all}");
+        assert!(all.contains(expected), "{expected}: {all}");
+        assert!(started.elapsed().as_secs_f64() < 10.0, "{expected}: slow");
+    }
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
+}

@@ -46,6 +46,13 @@ impl Generator for UniformBox {
         if *dim == 0 {
             return Err("data.dim = 0: need at least one dimension".into());
         }
+        // 50 million coordinates are 400 MB: beyond that the draw cannot be what was meant.
+        if n.saturating_mul(*dim) > 50_000_000 {
+            return Err(format!(
+                "data.n = {n}, data.dim = {dim}: {} coordinates; at most 50000000 (400 MB)",
+                n.saturating_mul(*dim)
+            ));
+        }
         if !(low.is_finite() && high.is_finite() && low < high) {
             return Err(format!(
                 "data.low = {low}, data.high = {high}: need finite low < high"

@@ -12,6 +12,7 @@ use kernel_core::Features;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
+use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
@@ -21,6 +22,17 @@ use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
 pub struct KernelApproximation;
+
+/// The exact kernel matrix is n x n: 20000 points are 3.2 GB.
+const MAX_POINTS: usize = 20_000;
+
+fn too_many(n: usize) -> String {
+    format!(
+        "{n} points: the error is measured against the exact n x n kernel matrix ({:.0} GB); at \
+         most {MAX_POINTS} points",
+        (n as f64).powi(2) * 8e-9
+    )
+}
 
 /// `[params]` of a kernel-approximation config.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -91,8 +103,19 @@ impl Kind for KernelApproximation {
         ],
     };
 
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        match data {
+            DataSpec::UniformBox(b) if b.n > MAX_POINTS => Err(too_many(b.n)),
+            _ => Ok(()),
+        }
+    }
+
     fn prepare(data: &DataView) -> Result<Array2<f64>> {
-        data.points()
+        let x = data.points()?;
+        if x.nrows() > MAX_POINTS {
+            anyhow::bail!(too_many(x.nrows()));
+        }
+        Ok(x)
     }
 
     fn run_cell(
