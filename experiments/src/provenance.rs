@@ -16,6 +16,12 @@ pub struct Provenance {
     /// Fingerprint of the sources that decide the numbers of the run's kind (part of every
     /// cell's cache key).
     pub code_fingerprint: String,
+    /// Whether the project root holds the sources this binary was built from: `match`, or
+    /// `absent` (a root without the workspace's sources, e.g. a scratch folder of configs; the
+    /// numbers then come from the binary's embedded sources, see `code_fingerprint`). A binary
+    /// built from other sources than the root's refuses to run.
+    #[serde(default)]
+    pub sources: String,
     /// Versions of this workspace and of the key dependencies (from Cargo.lock at build time).
     pub versions: BTreeMap<String, String>,
     pub host: String,
@@ -55,6 +61,11 @@ impl Provenance {
             .unwrap_or_else(|| "unknown".into());
         Self {
             code_fingerprint: code_fingerprint.to_string(),
+            sources: match check_sources(root) {
+                Ok(SourceTree::Match) => "match".into(),
+                Ok(SourceTree::Absent) => "absent".into(),
+                Err(e) => format!("DIFFERENT: {e}"),
+            },
             git_commit,
             git_dirty,
             versions,
@@ -71,4 +82,38 @@ impl Provenance {
 /// Current UTC time as RFC 3339.
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// How the project root's sources relate to the ones this binary was built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceTree {
+    /// Every numeric source in the root equals the one compiled in.
+    Match,
+    /// The root holds no workspace sources (`experiments/Cargo.toml` is absent).
+    Absent,
+}
+
+/// Compares the root's numeric sources with the ones compiled into this binary. `Err` lists the
+/// files that differ: the binary would compute (and record) numbers of another source tree.
+pub fn check_sources(root: &Path) -> Result<SourceTree, String> {
+    if !root.join("experiments/Cargo.toml").is_file() {
+        return Ok(SourceTree::Absent);
+    }
+    let differing: Vec<&str> = crate::fingerprint::NUMERIC_SOURCES
+        .iter()
+        .filter(|(path, content)| std::fs::read(root.join(path)).ok().as_deref() != Some(*content))
+        .map(|(path, _)| *path)
+        .collect();
+    if differing.is_empty() {
+        return Ok(SourceTree::Match);
+    }
+    let shown: Vec<&str> = differing.iter().take(5).copied().collect();
+    Err(format!(
+        "this repro binary was built from other sources than {} ({} file(s) differ: {}{}); \
+         rebuild it there with `make build`",
+        root.display(),
+        differing.len(),
+        shown.join(", "),
+        if differing.len() > 5 { ", ..." } else { "" }
+    ))
 }

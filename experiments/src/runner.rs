@@ -173,6 +173,7 @@ fn describe(cell: &Cell) -> String {
 /// Runs one resolved config. Errors before any cell runs (data missing, ...) write nothing.
 pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Result<RunOutcome> {
     let config = &resolved.config;
+    crate::provenance::check_sources(root).map_err(anyhow::Error::msg)?;
     let kind = crate::registry::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
     let data = crate::data::load(root, &config.data, config.seed, config.repeats)
         .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;

@@ -296,3 +296,35 @@ fn absurd_sizes_are_config_errors_before_any_work() {
     }
     assert_eq!(std::fs::read(&manifest).unwrap(), before);
 }
+
+#[test]
+fn a_binary_refuses_a_checkout_whose_sources_differ_from_its_own() {
+    let root = temp_root();
+    // A checkout with exactly the sources this binary was built from: runs, and says so.
+    for (path, _) in experiments::fingerprint::NUMERIC_SOURCES {
+        let to = root.path().join(path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(project_dir().join(path), to).unwrap();
+    }
+    std::fs::write(root.path().join("experiments/Cargo.toml"), "").unwrap();
+    let out = repro(root.path(), &["run", FIG5, "--no-plot"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let manifest = std::fs::read_to_string(
+        root.path()
+            .join("results/mondrian_fig5_kernel_error/full.manifest.json"),
+    )
+    .unwrap();
+    assert!(manifest.contains("\"sources\": \"match\""), "{manifest}");
+    // Another source tree (one file edited): refused, naming the file.
+    let edited = root.path().join("algorithms/mondrian/src/tree.rs");
+    let mut content = std::fs::read_to_string(&edited).unwrap();
+    content.push_str("\n// another commit\n");
+    std::fs::write(&edited, content).unwrap();
+    let out = repro(root.path(), &["run", FIG5, "--no-plot", "--force"]);
+    assert!(!out.status.success());
+    let all = text(&out);
+    assert!(
+        all.contains("built from other sources") && all.contains("algorithms/mondrian/src/tree.rs"),
+        "{all}"
+    );
+}
