@@ -227,7 +227,12 @@ pub fn run(
 }
 
 /// `repro reproduce-all`.
-pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Result<bool> {
+pub fn reproduce_all(
+    common: &Common,
+    profile: &str,
+    options: &RunOptions,
+    plot: bool,
+) -> Result<bool> {
     let paths = discover_or(common, &[])?;
     // A config without the named profile runs its full protocol (and says so).
     let resolved = load_all(common, &paths, profile, &[], true)?;
@@ -249,7 +254,7 @@ pub fn reproduce_all(common: &Common, profile: &str, options: &RunOptions) -> Re
             skipped.push(r.config.experiment.name.clone());
             continue;
         }
-        match run_one(common, r, options, true) {
+        match run_one(common, r, options, plot) {
             Ok(true) => {}
             Ok(false) => failed.push(r.config.experiment.name.clone()),
             Err(e) => {
@@ -418,6 +423,29 @@ pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
     Ok(report.ok())
 }
 
+/// What a stored run is: complete (its table verified), corrupt, running (its lock is held),
+/// interrupted, failed or unreadable.
+fn run_status(paths: &RunPaths) -> String {
+    let Ok(manifest) = store::Manifest::read(&paths.manifest) else {
+        return "unreadable manifest".into();
+    };
+    match manifest.status {
+        store::RunStatus::Complete => {
+            let intact = manifest.table.as_ref().is_some_and(|t| {
+                store::file_sha256(&paths.table).is_ok_and(|digest| digest == t.sha256)
+            });
+            if intact {
+                "complete".into()
+            } else {
+                "CORRUPT (the table does not match its manifest: rerun)".into()
+            }
+        }
+        store::RunStatus::Running if store::RunLock::is_held(paths) => "running".into(),
+        store::RunStatus::Running => "interrupted (rerun to resume)".into(),
+        store::RunStatus::Failed => "failed".into(),
+    }
+}
+
 /// `repro list`.
 pub fn list(common: &Common, kinds: bool) -> Result<bool> {
     if kinds {
@@ -443,26 +471,26 @@ pub fn list(common: &Common, kinds: bool) -> Result<bool> {
                 let c = &r.config;
                 let data = match crate::data::check_available(&common.root, &c.data) {
                     Ok(()) => "data ok".to_string(),
-                    Err(_) => "data MISSING (repro datasets list)".to_string(),
+                    Err(p) if p.missing => "data MISSING (repro datasets list)".to_string(),
+                    Err(_) => "data CORRUPT (repro datasets verify)".to_string(),
                 };
                 let runs: Vec<String> = store::list_runs(&common.root, &c.experiment.name)
                     .into_iter()
                     .map(|run| {
-                        let status = store::Manifest::read(
-                            &RunPaths::new(&common.root, &c.experiment.name, &run).manifest,
-                        )
-                        .map(|m| format!("{:?}", m.status).to_lowercase())
-                        .unwrap_or_else(|_| "unreadable".into());
-                        format!("{run}: {status}")
+                        let paths = RunPaths::new(&common.root, &c.experiment.name, &run);
+                        format!("{run}: {}", run_status(&paths))
                     })
                     .collect();
+                let cells = crate::registry::find(&c.experiment.kind)
+                    .and_then(|kind| crate::cell::plan(&r, kind))
+                    .map_or_else(|e| format!("? ({e})"), |cells| cells.len().to_string());
                 println!(
                     "{}\n    {} | {} | kind {} | {} cells | {} | runs: {}",
                     path.display(),
                     c.experiment.name,
                     c.experiment.figure,
                     c.experiment.kind,
-                    r.grid.len() * c.repeats,
+                    cells,
                     data,
                     if runs.is_empty() {
                         "none".into()

@@ -309,10 +309,20 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
         ));
     }
     let value = value.trim();
-    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+    let parsed = match toml::from_str::<toml::Table>(&format!("v = {value}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    {
+        Some(v) => v,
+        // Text that starts like a number but is none (`1e400`, `3.`) is a mistake, not a word.
+        None if value.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c)) => {
+            return Err(format!(
+                "--set {assignment}: `{value}` is not a valid TOML number (out of range, or \
+                 malformed); quote it to mean text"
+            ))
+        }
+        None => toml::Value::String(value.to_string()),
+    };
     let mut cursor = table;
     for part in &parts[..parts.len() - 1] {
         let entry = cursor
@@ -533,6 +543,9 @@ mod tests {
         assert!(apply_override(&mut t, "novalue").is_err());
         assert!(apply_override(&mut t, "params..x=1").is_err());
         assert!(apply_override(&mut t, "repeats.x=1").is_err());
+        let err = apply_override(&mut t, "params.lifetime=1e400").unwrap_err();
+        assert!(err.contains("not a valid TOML number"), "{err}");
+        assert!(apply_override(&mut t, "params.x=-").is_err());
     }
 
     #[test]

@@ -71,6 +71,9 @@ enum Command {
         profile: String,
         #[command(flatten)]
         execution: Execution,
+        /// Do not render figures.
+        #[arg(long)]
+        no_plot: bool,
     },
     /// Re-render figures from stored results (no recomputation).
     Plot {
@@ -171,9 +174,11 @@ fn main() -> ExitCode {
             &execution.options(),
             !no_plot,
         ),
-        Command::ReproduceAll { profile, execution } => {
-            commands::reproduce_all(&common, &profile, &execution.options())
-        }
+        Command::ReproduceAll {
+            profile,
+            execution,
+            no_plot,
+        } => commands::reproduce_all(&common, &profile, &execution.options(), !no_plot),
         Command::Plot { configs } => commands::plot(&common, &configs),
         Command::Check {
             configs,

@@ -490,6 +490,8 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Re
     );
     let dir = stem.parent().context("figure path has no folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Figures half-written by killed processes.
+    crate::store::remove_stale_temporaries(dir);
     let mut written = Vec::new();
     for ext in ["png", "svg"] {
         let final_path = stem.with_extension(ext);

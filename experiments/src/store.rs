@@ -45,8 +45,9 @@ pub fn write_atomic_with(
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)
             .with_context(|| format!("cannot create {}", tmp.display()))?;
-        write(&mut file)?;
-        file.sync_all()?;
+        write(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
+        file.sync_all()
+            .with_context(|| format!("cannot write {} to disk", path.display()))?;
         std::fs::rename(&tmp, path)
             .with_context(|| format!("cannot move {} into place", path.display()))
     })();
@@ -116,6 +117,17 @@ impl RunLock {
             }
         }
         Ok(RunLock { _file: file })
+    }
+
+    /// Whether a live process holds the lock of this run.
+    pub fn is_held(paths: &RunPaths) -> bool {
+        use std::os::unix::io::AsRawFd;
+        let Ok(file) = std::fs::File::open(&paths.lock) else {
+            return false;
+        };
+        // SAFETY: flock only reads the descriptor, which `file` keeps open; a lock taken here
+        // is released when `file` closes at the end of this function.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
     }
 }
 

@@ -328,3 +328,54 @@ fn a_binary_refuses_a_checkout_whose_sources_differ_from_its_own() {
         "{all}"
     );
 }
+
+#[test]
+fn list_counts_planned_cells_and_tells_corrupt_interrupted_and_killed_figure_temporaries() {
+    let root = temp_root();
+    let out = repro(root.path(), &["run", FIG5, "--profile", "quick"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = repro(root.path(), &["list"]);
+    let all = text(&out);
+    // Fig. 5 full: 3 methods x 5 repetitions.
+    assert!(all.contains("| 15 cells |"), "{all}");
+    assert!(all.contains("quick: complete"), "{all}");
+
+    let dir = root.path().join("results/mondrian_fig5_kernel_error");
+    std::fs::write(dir.join("quick.parquet"), b"garbage").unwrap();
+    // A run killed mid-way: manifest `running`, nobody holds its lock.
+    let manifest = std::fs::read_to_string(dir.join("quick.manifest.json")).unwrap();
+    std::fs::write(
+        dir.join("killed.manifest.json"),
+        manifest.replace("\"status\": \"complete\"", "\"status\": \"running\""),
+    )
+    .unwrap();
+    let all = text(&repro(root.path(), &["list"]));
+    assert!(all.contains("quick: CORRUPT"), "{all}");
+    assert!(all.contains("killed: interrupted"), "{all}");
+
+    // A figure temporary of a process that no longer runs is removed by the next plot.
+    let figures = root.path().join("figures/mondrian_fig5_kernel_error");
+    let stale = figures.join(".quick.tmp-999999999.png");
+    std::fs::write(&stale, b"half a png").unwrap();
+    let out = repro(root.path(), &["run", FIG5, "--profile", "quick", "--force"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!stale.exists());
+}
+
+#[test]
+fn numbers_that_are_not_numbers_are_refused_and_reproduce_all_can_skip_figures() {
+    let root = temp_root();
+    let out = repro(
+        root.path(),
+        &["run", FIG5, "--set", "params.lifetime=1e400"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("not a valid TOML number"),
+        "{}",
+        text(&out)
+    );
+    let out = repro(root.path(), &["reproduce-all", "--no-plot"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!root.path().join("figures").exists());
+}
