@@ -159,8 +159,9 @@ fn run_one(
         eprintln!("  failed cell {}: {}", f.identity, f.error);
     }
     println!("manifest  {}", common.shown(&outcome.paths.manifest));
-    if !outcome.ok() {
-        return Ok(false);
+    if !outcome.ok() || options.shard.is_some() {
+        // A shard leaves its cells in the cache; `repro merge` writes the table.
+        return Ok(outcome.ok());
     }
     println!("results   {}", common.shown(&outcome.paths.table));
     let (_, rows) = store::load_complete(&outcome.paths)?;
@@ -640,4 +641,144 @@ pub fn compare(a: &Path, b: &Path) -> Result<bool> {
         columns_a.len()
     );
     Ok(same)
+}
+
+/// A Slurm array job for one config (`repro slurm`).
+pub struct SlurmJob {
+    pub config: PathBuf,
+    pub shards: usize,
+    pub profile: String,
+    pub overrides: Vec<String>,
+    pub partition: Option<String>,
+    pub time: Option<String>,
+    pub cpus_per_task: usize,
+}
+
+/// Single-quotes a word for bash.
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// `repro slurm`: writes `results/<experiment>/slurm/<run>.array.sbatch` (one array task per
+/// shard, each `repro run --shard $SLURM_ARRAY_TASK_ID/N --jobs $SLURM_CPUS_PER_TASK`) and
+/// `<run>.merge.sbatch` (`repro merge`), and with `submit` submits both, the merge with
+/// `--dependency=afterok` on the array. A checkout on a filesystem all nodes share is the only
+/// coordination: the shards meet in its cell cache.
+pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
+    let resolved = load_all(
+        common,
+        std::slice::from_ref(&job.config),
+        &job.profile,
+        &job.overrides,
+        false,
+    )?
+    .remove(0);
+    if !(1..=100_000).contains(&job.shards) {
+        bail!("--shards {}: need 1 to 100000", job.shards);
+    }
+    if !(1..=runner::MAX_JOBS).contains(&job.cpus_per_task) {
+        bail!(
+            "--cpus-per-task {}: need 1 to {}",
+            job.cpus_per_task,
+            runner::MAX_JOBS
+        );
+    }
+    let exe = std::env::current_exe().context("cannot find the repro binary")?;
+    let root = common
+        .root
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", common.root.display()))?;
+    let experiment = &resolved.config.experiment.name;
+    let run = resolved.run_name();
+    let dir = root.join("results").join(experiment).join("slurm");
+    let mut args = vec![
+        shell_quote(&exe.to_string_lossy()),
+        "--root".into(),
+        shell_quote(&root.to_string_lossy()),
+    ];
+    let mut config_args = vec![
+        shell_quote(&resolved.path.to_string_lossy()),
+        "--profile".into(),
+        shell_quote(&resolved.profile),
+    ];
+    for o in &job.overrides {
+        config_args.extend(["--set".to_string(), shell_quote(o)]);
+    }
+    config_args.push("--no-plot".into());
+    let header = |name: &str, output: &str| {
+        let mut h = format!(
+            "#!/bin/bash\n# Written by `repro slurm` for {experiment} ({run}).\n#SBATCH --job-name={name}\n#SBATCH --output={}\n",
+            dir.join(output).display()
+        );
+        if let Some(p) = &job.partition {
+            h.push_str(&format!("#SBATCH --partition={p}\n"));
+        }
+        h
+    };
+    let mut array = header(&format!("repro-{experiment}"), &format!("{run}-%A_%a.out"));
+    array.push_str(&format!(
+        "#SBATCH --array=1-{}\n#SBATCH --cpus-per-task={}\n",
+        job.shards, job.cpus_per_task
+    ));
+    if let Some(t) = &job.time {
+        array.push_str(&format!("#SBATCH --time={t}\n"));
+    }
+    args.push("run".into());
+    array.push_str(&format!(
+        "set -euo pipefail\nexec {} {} --shard \"$SLURM_ARRAY_TASK_ID/{}\" --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\"\n",
+        args.join(" "),
+        config_args.join(" "),
+        job.shards
+    ));
+    args.pop();
+    args.push("merge".into());
+    let mut merge = header(
+        &format!("repro-{experiment}-merge"),
+        &format!("{run}-merge-%j.out"),
+    );
+    merge.push_str("#SBATCH --cpus-per-task=1\n");
+    merge.push_str(&format!(
+        "set -euo pipefail\nexec {} {}\n",
+        args.join(" "),
+        config_args.join(" ")
+    ));
+    let array_path = dir.join(format!("{run}.array.sbatch"));
+    let merge_path = dir.join(format!("{run}.merge.sbatch"));
+    store::write_atomic(&array_path, array.as_bytes())?;
+    store::write_atomic(&merge_path, merge.as_bytes())?;
+    println!("array job  {}", common.shown(&array_path));
+    println!("merge job  {}", common.shown(&merge_path));
+    if !submit {
+        println!(
+            "submit with: id=$(sbatch --parsable {}) && sbatch --dependency=afterok:${{id%%;*}} {}",
+            array_path.display(),
+            merge_path.display()
+        );
+        return Ok(true);
+    }
+    let sbatch = |extra: &[String], script: &Path| -> Result<String> {
+        let out = std::process::Command::new("sbatch")
+            .arg("--parsable")
+            .args(extra)
+            .arg(script)
+            .output()
+            .context("cannot run sbatch: submit from a Slurm login node, or submit the scripts above yourself")?;
+        if !out.status.success() {
+            bail!(
+                "sbatch {} failed: {}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        // `--parsable` prints `id` or `id;cluster`.
+        Ok(id.split(';').next().unwrap_or_default().to_string())
+    };
+    let array_id = sbatch(&[], &array_path)?;
+    let merge_id = sbatch(&[format!("--dependency=afterok:{array_id}")], &merge_path)?;
+    println!(
+        "submitted array job {array_id} ({} shards) and merge job {merge_id}",
+        job.shards
+    );
+    Ok(true)
 }

@@ -42,6 +42,7 @@ impl Execution {
             jobs: self.jobs,
             force: self.force,
             fail_fast: self.fail_fast,
+            ..Default::default()
         }
     }
 }
@@ -64,6 +65,51 @@ enum Command {
         /// Do not render figures.
         #[arg(long)]
         no_plot: bool,
+        /// Run only shard I of N of the cells into the cell cache (no table; `repro merge`
+        /// writes it), e.g. --shard 2/8.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<experiments::runner::Shard>,
+    },
+    /// Write the table of a sharded run from the cell cache (after every `--shard I/N` run):
+    /// the same table a single run writes, with a manifest naming the shards and their hosts.
+    Merge {
+        /// Config files.
+        #[arg(required = true)]
+        configs: Vec<PathBuf>,
+        /// The profile the shards ran.
+        #[arg(long, default_value = "full")]
+        profile: String,
+        /// The overrides the shards ran with.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Do not render figures.
+        #[arg(long)]
+        no_plot: bool,
+    },
+    /// Write (and with --submit, submit) a Slurm array job running a config's cells in N shards,
+    /// plus a merge job that depends on it.
+    Slurm {
+        /// The config file.
+        config: PathBuf,
+        /// Number of shards (array tasks).
+        #[arg(long)]
+        shards: usize,
+        #[arg(long, default_value = "full")]
+        profile: String,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// sbatch --partition.
+        #[arg(long)]
+        partition: Option<String>,
+        /// sbatch --time of each array task, e.g. 02:00:00.
+        #[arg(long)]
+        time: Option<String>,
+        /// sbatch --cpus-per-task (each shard runs with --jobs $SLURM_CPUS_PER_TASK).
+        #[arg(long, default_value_t = 1)]
+        cpus_per_task: usize,
+        /// Submit with sbatch (the merge job with --dependency=afterok on the array).
+        #[arg(long)]
+        submit: bool,
     },
     /// Run every config under configs/ whose data is present; exits non-zero if any was skipped or failed.
     ReproduceAll {
@@ -166,13 +212,55 @@ fn main() -> ExitCode {
             set,
             execution,
             no_plot,
+            shard,
         } => commands::run(
             &common,
             &configs,
             &profile,
             &set,
-            &execution.options(),
+            &RunOptions {
+                shard,
+                ..execution.options()
+            },
             !no_plot,
+        ),
+        Command::Merge {
+            configs,
+            profile,
+            set,
+            no_plot,
+        } => commands::run(
+            &common,
+            &configs,
+            &profile,
+            &set,
+            &RunOptions {
+                merge: true,
+                ..Default::default()
+            },
+            !no_plot,
+        ),
+        Command::Slurm {
+            config,
+            shards,
+            profile,
+            set,
+            partition,
+            time,
+            cpus_per_task,
+            submit,
+        } => commands::slurm(
+            &common,
+            &commands::SlurmJob {
+                config,
+                shards,
+                profile,
+                overrides: set,
+                partition,
+                time,
+                cpus_per_task,
+            },
+            submit,
         ),
         Command::ReproduceAll {
             profile,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -30,6 +30,60 @@ pub struct RunOptions {
     pub force: bool,
     /// Stop starting new cells after the first failure.
     pub fail_fast: bool,
+    /// Run only this shard's cells into the cell cache (no table; see [`Shard`]).
+    pub shard: Option<Shard>,
+    /// Write the table from cached cells only (after the shards): fail if any cell is missing.
+    pub merge: bool,
+}
+
+/// One of `count` shards of a run's cells (`--shard index/count`, 1-based). Cells are assigned
+/// by their kind's cost estimate, largest first, each to the shard with the least cost so far
+/// (ties to the lower shard; cells in plan order): deterministic, and the same for every shard
+/// process, so the shards partition the cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parsed = s
+            .split_once('/')
+            .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)));
+        match parsed {
+            Some((index, count)) if (1..=count).contains(&index) && count <= 100_000 => {
+                Ok(Shard { index, count })
+            }
+            _ => Err(format!(
+                "--shard {s}: expected I/N with 1 <= I <= N <= 100000, e.g. 2/8"
+            )),
+        }
+    }
+}
+
+impl Shard {
+    /// The run name of this shard's manifest and lock.
+    pub fn run_name(&self, run: &str) -> String {
+        format!("{run}.shard-{}-of-{}", self.index, self.count)
+    }
+}
+
+/// The shard (0-based) of every cell, balancing the summed cost.
+pub fn assign_shards(costs: &[f64], count: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
+    let mut load = vec![0.0f64; count];
+    let mut shard_of = vec![0; costs.len()];
+    for i in order {
+        let least = (0..count)
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
+            .unwrap_or(0);
+        load[least] += costs[i].max(0.0);
+        shard_of[i] = least;
+    }
+    shard_of
 }
 
 /// Most worker threads `--jobs` may ask for.
@@ -191,7 +245,10 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     };
     let budget = config.cell_budget_seconds;
     let columns = cell::all_columns(kind, &resolved.grid, budget.is_some());
-    let run = resolved.run_name();
+    let run = match options.shard {
+        Some(shard) => shard.run_name(&resolved.run_name()),
+        None => resolved.run_name(),
+    };
     let paths = RunPaths::new(root, &config.experiment.name, &run);
     // One process per run at a time: a second one waits, then finds the first one's cells
     // cached, instead of racing it for the table and manifest.
@@ -237,14 +294,8 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         },
         failures: Vec::new(),
         table: None,
+        shards: Vec::new(),
     };
-    // Mark the run in progress before touching the table, so a crash can never leave an old
-    // table that a `complete` manifest vouches for.
-    manifest.write(&paths.manifest)?;
-    if paths.table.exists() {
-        std::fs::remove_file(&paths.table)
-            .with_context(|| format!("cannot remove the old {}", paths.table.display()))?;
-    }
 
     store::remove_stale_temporaries(&paths.cells_dir);
     store::remove_stale_temporaries(&paths.results_dir);
@@ -272,7 +323,32 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         })
         .collect();
     let n_cached = cached.iter().filter(|c| c.is_some()).count();
-    let todo: Vec<usize> = (0..cells.len()).filter(|&i| cached[i].is_none()).collect();
+    let mut todo: Vec<usize> = (0..cells.len()).filter(|&i| cached[i].is_none()).collect();
+    if let Some(shard) = options.shard {
+        let costs: Vec<f64> = cells
+            .iter()
+            .map(|c| kind.cost(&c.params))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?;
+        let shard_of = assign_shards(&costs, shard.count);
+        todo.retain(|&i| shard_of[i] == shard.index - 1);
+        manifest.cells.total = shard_of.iter().filter(|&&s| s == shard.index - 1).count();
+    }
+    if options.merge && !todo.is_empty() {
+        bail!(
+            "{} of {} cells are not in the cell cache: run the missing shards (or `repro run` \
+             without --shard) first",
+            todo.len(),
+            cells.len()
+        );
+    }
+    // Mark the run in progress before touching the table, so a crash can never leave an old
+    // table that a `complete` manifest vouches for.
+    manifest.write(&paths.manifest)?;
+    if paths.table.exists() {
+        std::fs::remove_file(&paths.table)
+            .with_context(|| format!("cannot remove the old {}", paths.table.display()))?;
+    }
     let progress = Progress::new(&label, todo.len());
     if n_cached > 0 {
         progress.say(&format!(
@@ -396,7 +472,17 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         .count();
     manifest.failures = failures;
 
-    if results.iter().all(|r| r.is_some()) {
+    if options.shard.is_some() {
+        // A shard writes cells, not a table: complete when all of its own cells are.
+        manifest.status = if manifest.cells.failed + manifest.cells.skipped == 0 {
+            RunStatus::Complete
+        } else {
+            RunStatus::Failed
+        };
+    } else if results.iter().all(|r| r.is_some()) {
+        if options.merge {
+            manifest.shards = store::shard_manifests(&paths.results_dir, &resolved.run_name());
+        }
         let rows: Vec<Row> = cells
             .iter()
             .zip(&results)

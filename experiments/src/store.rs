@@ -281,6 +281,48 @@ pub struct Manifest {
     pub cells: CellCounts,
     pub failures: Vec<Failure>,
     pub table: Option<TableInfo>,
+    /// A merged run: the shard runs whose cells it gathered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardInfo>,
+}
+
+/// A shard run gathered by a merge.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShardInfo {
+    pub run: String,
+    pub status: RunStatus,
+    pub host: String,
+    pub threads: usize,
+    pub cells: CellCounts,
+    pub started: String,
+    pub wall_seconds: Option<f64>,
+}
+
+/// The shard manifests of `run` in a results folder (`<run>.shard-I-of-N`), sorted.
+pub fn shard_manifests(results_dir: &Path, run: &str) -> Vec<ShardInfo> {
+    let prefix = format!("{run}.shard-");
+    let mut out: Vec<ShardInfo> = std::fs::read_dir(results_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let shard = name.strip_suffix(".manifest.json")?;
+            shard.starts_with(&prefix).then(|| e.path())
+        })
+        .filter_map(|p| Manifest::read(&p).ok())
+        .map(|m| ShardInfo {
+            run: m.run,
+            status: m.status,
+            host: m.provenance.host,
+            threads: m.threads,
+            cells: m.cells,
+            started: m.started,
+            wall_seconds: m.wall_seconds,
+        })
+        .collect();
+    out.sort_by(|a, b| crate::config::natural_key(&a.run).cmp(&crate::config::natural_key(&b.run)));
+    out
 }
 
 impl Manifest {

@@ -61,6 +61,11 @@ pub trait Kind: Send + Sync + 'static {
     fn stream(params: &Self::Params) -> serde_json::Value {
         serde_json::to_value(params).expect("parameters serialise")
     }
+    /// A rough relative cost of one cell (any unit, the same for every cell of the kind), used
+    /// to balance shards; default 1.
+    fn cost(_params: &Self::Params) -> f64 {
+        1.0
+    }
     /// Builds what every cell of one data split shares.
     fn prepare(data: &DataView) -> Result<Self::Shared>;
     /// Computes one cell.
@@ -86,6 +91,7 @@ pub trait ExperimentKind: Sync + Send {
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String>;
     fn deterministic(&self, params: &serde_json::Value) -> Result<bool, String>;
     fn stream_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, String>;
+    fn cost(&self, params: &serde_json::Value) -> Result<f64, String>;
     fn prepare(&self, data: &DataView) -> Result<Shared>;
     /// Runs one cell and checks its rows' columns against [`Self::columns`].
     fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>>;
@@ -150,6 +156,9 @@ impl<K: Kind> ExperimentKind for Adapter<K> {
     }
     fn stream_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, String> {
         Ok(K::stream(&Self::typed(params).map_err(|e| e.to_string())?))
+    }
+    fn cost(&self, params: &serde_json::Value) -> Result<f64, String> {
+        Ok(K::cost(&Self::typed(params).map_err(|e| e.to_string())?))
     }
     fn prepare(&self, data: &DataView) -> Result<Shared> {
         Ok(Box::new(K::prepare(data)?))
