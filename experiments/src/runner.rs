@@ -322,18 +322,28 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             }
         })
         .collect();
-    let n_cached = cached.iter().filter(|c| c.is_some()).count();
-    let mut todo: Vec<usize> = (0..cells.len()).filter(|&i| cached[i].is_none()).collect();
-    if let Some(shard) = options.shard {
-        let costs: Vec<f64> = cells
-            .iter()
-            .map(|c| kind.cost(&c.params))
-            .collect::<Result<_, _>>()
-            .map_err(anyhow::Error::msg)?;
-        let shard_of = assign_shards(&costs, shard.count);
-        todo.retain(|&i| shard_of[i] == shard.index - 1);
-        manifest.cells.total = shard_of.iter().filter(|&&s| s == shard.index - 1).count();
-    }
+    // The cells this process is responsible for: all, or its shard's.
+    let mine: Vec<bool> = match options.shard {
+        Some(shard) => {
+            let costs: Vec<f64> = cells
+                .iter()
+                .map(|c| kind.cost(&c.params))
+                .collect::<Result<_, _>>()
+                .map_err(anyhow::Error::msg)?;
+            assign_shards(&costs, shard.count)
+                .into_iter()
+                .map(|s| s == shard.index - 1)
+                .collect()
+        }
+        None => vec![true; cells.len()],
+    };
+    manifest.cells.total = mine.iter().filter(|&&m| m).count();
+    let n_cached = (0..cells.len())
+        .filter(|&i| mine[i] && cached[i].is_some())
+        .count();
+    let todo: Vec<usize> = (0..cells.len())
+        .filter(|&i| mine[i] && cached[i].is_none())
+        .collect();
     if options.merge && !todo.is_empty() {
         bail!(
             "{} of {} cells are not in the cell cache: run the missing shards (or `repro run` \
@@ -353,7 +363,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     if n_cached > 0 {
         progress.say(&format!(
             "[{label}] {n_cached} of {} cells cached, computing {}",
-            cells.len(),
+            manifest.cells.total,
             todo.len()
         ));
     }

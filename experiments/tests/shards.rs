@@ -88,6 +88,9 @@ fn shards_partition_the_cells_and_the_merge_equals_a_single_run() {
         )))
         .unwrap();
         computed += m.cells.computed;
+        // Counts are the shard's own: its cells, none of them cached before.
+        assert_eq!(m.cells.cached, 0);
+        assert_eq!(m.cells.total, m.cells.computed);
         assert!(m.table.is_none());
         assert!(!table(sharded.path(), "full").exists());
     }
