@@ -1,8 +1,9 @@
 //! Tidy result rows and their Parquet form (through polars).
 //!
 //! A row is one measured point of one cell: identity columns, parameter columns, measurement
-//! columns, timing columns. Columns keep one type each (Int64, Float64 or String; integers mixed
-//! with floats become Float64); a value a row lacks is null.
+//! columns, timing columns. Columns keep one type each (Int64, Float64, Boolean or String;
+//! integers mixed with floats become Float64); a value a row lacks is null, and a column no row
+//! has a value in is of the Null type.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 #[serde(untagged)]
 pub enum Value {
     Null,
+    Bool(bool),
     Int(i64),
     Float(f64),
     Str(String),
@@ -39,7 +41,7 @@ impl Value {
                 .map(Value::Int)
                 .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
             serde_json::Value::String(s) => Value::Str(s.clone()),
-            serde_json::Value::Bool(b) => Value::Str(b.to_string()),
+            serde_json::Value::Bool(b) => Value::Bool(*b),
             serde_json::Value::Null => Value::Null,
             other => Value::Str(other.to_string()),
         }
@@ -53,7 +55,7 @@ impl Value {
             (Value::Str(s), toml::Value::String(t)) => s == t,
             (v, toml::Value::Integer(i)) => v.as_f64() == Some(*i as f64),
             (v, toml::Value::Float(f)) => v.as_f64() == Some(*f),
-            (Value::Str(s), toml::Value::Boolean(b)) => *s == b.to_string(),
+            (Value::Bool(v), toml::Value::Boolean(b)) => v == b,
             _ => false,
         }
     }
@@ -63,6 +65,7 @@ impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Value::Null => write!(f, "null"),
+            Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s}"),
@@ -122,10 +125,26 @@ pub fn to_frame(columns: &[String], rows: &[Row]) -> Result<DataFrame> {
             .map(|r| r.get(name).unwrap_or(&Value::Null))
             .collect();
         let has = |f: fn(&Value) -> bool| values.iter().any(|v| f(v));
-        let column = if has(|v| matches!(v, Value::Str(_))) {
-            if has(|v| matches!(v, Value::Int(_) | Value::Float(_))) {
-                bail!("column `{name}` mixes text and numbers");
-            }
+        let kinds = [
+            has(|v| matches!(v, Value::Str(_))),
+            has(|v| matches!(v, Value::Bool(_))),
+            has(|v| matches!(v, Value::Int(_) | Value::Float(_))),
+        ];
+        if kinds.iter().filter(|&&k| k).count() > 1 {
+            bail!("column `{name}` mixes text, booleans and numbers");
+        }
+        let column = if !has(|v| !matches!(v, Value::Null)) {
+            Column::full_null(name.as_str().into(), rows.len(), &DataType::Null)
+        } else if has(|v| matches!(v, Value::Bool(_))) {
+            let v: Vec<Option<bool>> = values
+                .iter()
+                .map(|v| match v {
+                    Value::Bool(b) => Some(*b),
+                    _ => None,
+                })
+                .collect();
+            Column::new(name.as_str().into(), v)
+        } else if has(|v| matches!(v, Value::Str(_))) {
             let v: Vec<Option<String>> = values
                 .iter()
                 .map(|v| match v {
@@ -173,6 +192,13 @@ pub fn from_frame(df: &DataFrame) -> Result<Vec<Row>> {
                     }
                 }
             }
+            DataType::Boolean => {
+                for (r, v) in rows.iter_mut().zip(series.bool()?.iter()) {
+                    if let Some(v) = v {
+                        r.insert(name.clone(), Value::Bool(v));
+                    }
+                }
+            }
             DataType::String => {
                 for (r, v) in rows.iter_mut().zip(series.str()?.iter()) {
                     if let Some(v) = v {
@@ -213,16 +239,32 @@ mod tests {
 
     #[test]
     fn rows_round_trip_through_parquet() {
-        let columns: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let columns: Vec<String> = ["a", "b", "c", "d", "e"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let rows = vec![
-            row([("a", Value::Int(1)), ("b", 0.5.into()), ("c", "x".into())]),
-            row([("a", Value::Int(2)), ("c", "y".into())]),
+            row([
+                ("a", Value::Int(1)),
+                ("b", 0.5.into()),
+                ("c", "x".into()),
+                ("d", Value::Bool(true)),
+            ]),
+            row([
+                ("a", Value::Int(2)),
+                ("c", "y".into()),
+                ("d", Value::Bool(false)),
+            ]),
         ];
         let mut df = to_frame(&columns, &rows).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         write_parquet(&path, &mut df).unwrap();
-        let back = from_frame(&read_parquet(&path).unwrap()).unwrap();
+        let frame = read_parquet(&path).unwrap();
+        assert_eq!(frame.column("d").unwrap().dtype(), &DataType::Boolean);
+        // A column without values is of the Null type, not Int64.
+        assert_eq!(frame.column("e").unwrap().dtype(), &DataType::Null);
+        let back = from_frame(&frame).unwrap();
         assert_eq!(back, rows);
     }
 
