@@ -625,8 +625,28 @@ pub fn compare(a: &Path, b: &Path) -> Result<bool> {
     let differing: Vec<usize> = (0..rows_a.len().min(rows_b.len()))
         .filter(|&i| !same_row(&rows_a[i], &rows_b[i]))
         .collect();
-    for &i in differing.iter().take(5) {
-        println!("row {i} differs:\n  {:?}\n  {:?}", rows_a[i], rows_b[i]);
+    // Per column: how many rows differ, and the first example.
+    let mut by_column: std::collections::BTreeMap<&str, (usize, String)> = Default::default();
+    for &i in &differing {
+        let (a, b) = (&rows_a[i], &rows_b[i]);
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for key in keys {
+            let (va, vb) = (a.get(key), b.get(key));
+            let same = match (va, vb) {
+                (Some(x), Some(y)) => same_value(x, y),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                let entry = by_column
+                    .entry(key.as_str())
+                    .or_insert_with(|| (0, format!("row {i}: {va:?} vs {vb:?}")));
+                entry.0 += 1;
+            }
+        }
+    }
+    for (column, (n, example)) in &by_column {
+        println!("column `{column}` differs in {n} rows (first: {example})");
     }
     if !differing.is_empty() {
         println!("{} rows differ", differing.len());
