@@ -283,6 +283,27 @@ fn clean_toml_error(e: &toml::de::Error, text: &str) -> String {
     }
 }
 
+/// Deserialises one table of a config (`[params]` point, `[data]`, ...) into its typed form; an
+/// error names the key, e.g. `params.lifetime: invalid type: string "x", expected f64`.
+pub fn typed_table<T: serde::de::DeserializeOwned>(
+    table: toml::Table,
+    prefix: &str,
+) -> Result<T, String> {
+    let text = toml::to_string(&table).map_err(|e| format!("{prefix}: {e}"))?;
+    toml::from_str(&text).map_err(|e: toml::de::Error| {
+        let key = e.span().and_then(|span| {
+            let start = span.start.min(text.len());
+            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            let line = text[line_start..].lines().next().unwrap_or_default();
+            line.split_once(" = ").map(|(k, _)| k.trim().to_string())
+        });
+        match key {
+            Some(k) => format!("{prefix}.{k}: {}", e.message()),
+            None => format!("{prefix}: {}", e.message()),
+        }
+    })
+}
+
 /// Deep merge: tables merge key by key, any other value replaces.
 fn merge(base: &mut toml::Table, patch: toml::Table) {
     for (key, value) in patch {

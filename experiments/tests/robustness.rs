@@ -379,3 +379,21 @@ fn numbers_that_are_not_numbers_are_refused_and_reproduce_all_can_skip_figures()
     assert!(out.status.success(), "{}", text(&out));
     assert!(!root.path().join("figures").exists());
 }
+
+#[test]
+fn type_errors_name_the_key() {
+    let root = temp_root();
+    for (set, key) in [
+        ("params.lifetime=\"x\"", "params.lifetime"),
+        ("params.max_nonzeros=2.5", "params.max_nonzeros"),
+        ("params.method=3", "params.method"),
+        ("data.n=\"x\"", "data.n"),
+        ("data.nn=3", "data.nn"),
+        ("data.source=\"xx\"", "data.source"),
+        ("repeats=\"x\"", "repeats"),
+    ] {
+        let out = repro(root.path(), &["run", FIG5, "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        assert!(text(&out).contains(key), "{set}: {}", text(&out));
+    }
+}

@@ -25,9 +25,10 @@ use synthetic::laplace_gp::LaplaceGp;
 use synthetic::uniform_box::UniformBox;
 use synthetic::{Generated, Generator};
 
-/// Where the data come from (`[data] source = ...`).
+/// Where the data come from (`[data] source = ...`). Deserialised through [`DataTable`] so
+/// that an error names the key (`data.n: invalid type ...`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "source", rename_all = "snake_case")]
+#[serde(tag = "source", rename_all = "snake_case", try_from = "DataTable")]
 pub enum DataSpec {
     /// `n` points uniform on `[low, high]^dim`, drawn from the run's data seed (no download).
     UniformBox(UniformBox),
@@ -36,6 +37,38 @@ pub enum DataSpec {
     Dataset(DatasetSpec),
     /// A Gaussian-process regression sample with the Laplace kernel.
     LaplaceGp(LaplaceGp),
+}
+
+/// The `[data]` table as written.
+#[derive(Deserialize)]
+#[serde(transparent)]
+pub struct DataTable(toml::Table);
+
+impl TryFrom<DataTable> for DataSpec {
+    type Error = String;
+    fn try_from(DataTable(mut table): DataTable) -> Result<Self, String> {
+        let source = match table.remove("source") {
+            Some(toml::Value::String(s)) => s,
+            Some(other) => {
+                return Err(format!(
+                    "data.source: expected a string, got {}",
+                    other.type_str()
+                ))
+            }
+            None => {
+                return Err("data.source: missing; one of uniform_box, dataset, laplace_gp".into())
+            }
+        };
+        use crate::config::typed_table as typed;
+        match source.as_str() {
+            "uniform_box" => Ok(DataSpec::UniformBox(typed(table, "data")?)),
+            "dataset" => Ok(DataSpec::Dataset(typed(table, "data")?)),
+            "laplace_gp" => Ok(DataSpec::LaplaceGp(typed(table, "data")?)),
+            other => Err(format!(
+                "data.source = {other:?} is unknown; one of uniform_box, dataset, laplace_gp"
+            )),
+        }
+    }
 }
 
 /// `[data] source = "dataset"`.

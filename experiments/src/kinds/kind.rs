@@ -143,9 +143,7 @@ impl<K: Kind> ExperimentKind for Adapter<K> {
         K::check_data(data)
     }
     fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
-        let typed: K::Params = toml::Value::Table(point)
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        let typed: K::Params = crate::config::typed_table(point, "params")?;
         typed.check()?;
         serde_json::to_value(&typed).map_err(|e| e.to_string())
     }
