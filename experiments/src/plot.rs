@@ -601,6 +601,8 @@ where
     let mut chart = ChartBuilder::on(&area)
         .caption(caption, ("sans-serif", 16))
         .margin(12)
+        // Room for half of the last x tick label, which is centred on the plot's right edge.
+        .margin_right(30)
         .x_label_area_size(40)
         .y_label_area_size(56)
         .build_cartesian_2d(x_range, y_range)
