@@ -321,7 +321,7 @@ pub fn shard_manifests(results_dir: &Path, run: &str) -> Vec<ShardInfo> {
             wall_seconds: m.wall_seconds,
         })
         .collect();
-    out.sort_by(|a, b| crate::config::natural_key(&a.run).cmp(&crate::config::natural_key(&b.run)));
+    out.sort_by_cached_key(|s| crate::config::natural_key(&s.run));
     out
 }
 

@@ -2,33 +2,18 @@
 //! wrong table, nothing finished computed again, and the final table equal to an uninterrupted
 //! run's.
 
+mod common;
+
+use common::{project_dir, temp_root, EXPERIMENT, FIG5};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use experiments::store::{load_complete, Manifest, RunPaths, RunStatus};
 
-const FIG5: &str = "configs/mondrian/fig5_kernel_error.toml";
-const EXPERIMENT: &str = "mondrian_fig5_kernel_error";
 /// 3 methods x 40 repetitions on 150 points: about 2 s of cells.
 const SETS: [&str; 4] = ["--set", "repeats=40", "--set", "data.n=150"];
-
-fn project_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn temp_root() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(project_dir().join(FIG5)).unwrap();
-    let path = dir.path().join(FIG5);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
-    dir
-}
 
 fn command(root: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_repro"));

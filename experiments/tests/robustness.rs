@@ -1,28 +1,12 @@
 //! The harness under faults and hostile input: each test pins a defect found by trying it as a
 //! new user would (issue 8).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{project_dir, temp_root, text, FIG5};
+
+use std::path::Path;
 use std::process::{Command, Output};
-
-const FIG5: &str = "configs/mondrian/fig5_kernel_error.toml";
-
-fn project_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// A temporary project root holding the real Fig. 5 config.
-fn temp_root() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(project_dir().join(FIG5)).unwrap();
-    let path = dir.path().join(FIG5);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
-    dir
-}
 
 fn repro_in(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_repro"))
@@ -38,14 +22,6 @@ fn repro(root: &Path, args: &[&str]) -> Output {
     let mut all = vec!["--root", root.to_str().unwrap()];
     all.extend_from_slice(args);
     repro_in(root, &all)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

@@ -2,28 +2,12 @@
 //! table a single run writes; and the Slurm array job that runs the shards (its scripts run here
 //! as Slurm would run them; submission through a stand-in `sbatch`).
 
+mod common;
+
+use common::{project_dir, temp_root, text, EXPERIMENT, FIG5};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-const FIG5: &str = "configs/mondrian/fig5_kernel_error.toml";
-const EXPERIMENT: &str = "mondrian_fig5_kernel_error";
-
-fn project_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn temp_root() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(project_dir().join(FIG5)).unwrap();
-    let path = dir.path().join(FIG5);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
-    dir
-}
 
 fn repro(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_repro"))
@@ -34,14 +18,6 @@ fn repro(root: &Path, args: &[&str]) -> Output {
         .env("REPRO_DATA_DIR", root.join("no-data"))
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn table(root: &Path, run: &str) -> PathBuf {

@@ -3,37 +3,13 @@
 //! dependent merge job, whose table must equal a local run's. Skipped, with the reason, only
 //! where the daemons cannot run (not root, packages absent, daemons not coming up).
 
+mod common;
+
+use common::{temp_root, text, EXPERIMENT, FIG5};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const FIG5: &str = "configs/mondrian/fig5_kernel_error.toml";
-const EXPERIMENT: &str = "mondrian_fig5_kernel_error";
-
-fn project_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn temp_root() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(project_dir().join(FIG5)).unwrap();
-    let path = dir.path().join(FIG5);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
-    dir
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn run(program: &str, args: &[&str], conf: &Path) -> Option<Output> {
     Command::new(program)
