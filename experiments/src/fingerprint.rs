@@ -51,6 +51,7 @@ const HARNESS_DEPENDENCIES: &[&str] = &["rand", "rand_chacha", "sha2", "serde_js
 /// Workspace crates and their folders.
 pub const WORKSPACE_CRATES: &[(&str, &str)] = &[
     ("kernel-core", "algorithms/core/"),
+    ("isolation-kernel", "algorithms/isolation-kernel/"),
     ("mondrian", "algorithms/mondrian/"),
     ("random-features", "algorithms/random-features/"),
     ("datasets", "datasets/"),
@@ -69,6 +70,7 @@ macro_rules! numeric_sources {
 
 numeric_sources!(
     "algorithms/core/Cargo.toml",
+    "algorithms/isolation-kernel/Cargo.toml",
     "algorithms/mondrian/Cargo.toml",
     "algorithms/random-features/Cargo.toml",
     "datasets/Cargo.toml",
@@ -85,6 +87,12 @@ numeric_sources!(
     "algorithms/core/src/ridge.rs",
     "algorithms/core/src/sgd.rs",
     "algorithms/core/src/width_search.rs",
+    "algorithms/isolation-kernel/src/anne.rs",
+    "algorithms/isolation-kernel/src/error.rs",
+    "algorithms/isolation-kernel/src/iforest.rs",
+    "algorithms/isolation-kernel/src/input.rs",
+    "algorithms/isolation-kernel/src/kernel.rs",
+    "algorithms/isolation-kernel/src/lib.rs",
     "algorithms/mondrian/src/error.rs",
     "algorithms/mondrian/src/forest.rs",
     "algorithms/mondrian/src/learners.rs",

@@ -1,0 +1,338 @@
+//! Input rows: dense (`ArrayView2`) or sparse (CSR slices, as a9a and ijcnn1 are loaded).
+//!
+//! A sparse row is never densified: a tree walk reads one attribute per level and finds it by
+//! binary search in the row's sorted indices (absent = 0); a Voronoi look-up takes inner
+//! products by merging the row with the (sparse) centre. Both give bit-identical results to the
+//! densified row (adding the products of the implicit zeros changes no floating-point sum).
+
+use ndarray::{ArrayView1, ArrayView2};
+
+use crate::error::IsolationError;
+
+/// One sparse row: strictly increasing column `indices` with their `values` (absent = 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SparseRow<'a> {
+    indices: &'a [u32],
+    values: &'a [f64],
+}
+
+impl<'a> SparseRow<'a> {
+    /// Checks that the slices have equal length, the indices are strictly increasing and below
+    /// `dim`, and the values are finite.
+    pub fn new(indices: &'a [u32], values: &'a [f64], dim: usize) -> Result<Self, IsolationError> {
+        check_sparse(0, indices, values, dim)?;
+        Ok(Self { indices, values })
+    }
+
+    /// The column indices of the stored entries.
+    pub fn indices(&self) -> &'a [u32] {
+        self.indices
+    }
+
+    /// The stored values.
+    pub fn values(&self) -> &'a [f64] {
+        self.values
+    }
+
+    /// `x_a` (0 when `a` is not stored), by binary search.
+    pub fn get(&self, a: u32) -> f64 {
+        match self.indices.binary_search(&a) {
+            Ok(k) => self.values[k],
+            Err(_) => 0.0,
+        }
+    }
+}
+
+fn check_sparse(
+    row: usize,
+    indices: &[u32],
+    values: &[f64],
+    dim: usize,
+) -> Result<(), IsolationError> {
+    let bad = |reason: String| Err(IsolationError::MalformedSparse { row, reason });
+    if indices.len() != values.len() {
+        return bad(format!(
+            "{} indices but {} values",
+            indices.len(),
+            values.len()
+        ));
+    }
+    if indices.windows(2).any(|w| w[0] >= w[1]) {
+        return bad("column indices are not strictly increasing".into());
+    }
+    if let Some(&last) = indices.last() {
+        if last as usize >= dim {
+            return Err(IsolationError::DimensionMismatch {
+                expected: dim,
+                got: last as usize + 1,
+            });
+        }
+    }
+    if let Some((k, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(IsolationError::NonFiniteInput {
+            row,
+            column: indices[k] as usize,
+            value,
+        });
+    }
+    Ok(())
+}
+
+/// A borrowed CSR matrix: row `i` holds entries `indptr[i]..indptr[i + 1]` of `indices` and
+/// `values` (the layout of `datasets::sparse::CsrMatrix`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CsrRows<'a> {
+    dim: usize,
+    indptr: &'a [usize],
+    indices: &'a [u32],
+    values: &'a [f64],
+}
+
+impl<'a> CsrRows<'a> {
+    /// Checks the CSR invariants (indptr from 0 to nnz, non-decreasing; every row a valid
+    /// [`SparseRow`] of dimension `dim`).
+    pub fn new(
+        dim: usize,
+        indptr: &'a [usize],
+        indices: &'a [u32],
+        values: &'a [f64],
+    ) -> Result<Self, IsolationError> {
+        let bad = |row: usize, reason: String| Err(IsolationError::MalformedSparse { row, reason });
+        if indices.len() != values.len() {
+            return bad(
+                0,
+                format!("{} indices but {} values", indices.len(), values.len()),
+            );
+        }
+        if indptr.first() != Some(&0) || indptr.last() != Some(&indices.len()) {
+            return bad(
+                0,
+                format!("indptr must run from 0 to nnz = {}", indices.len()),
+            );
+        }
+        for (i, w) in indptr.windows(2).enumerate() {
+            if w[0] > w[1] || w[1] > indices.len() {
+                return bad(i, "indptr decreases or exceeds nnz".into());
+            }
+            check_sparse(i, &indices[w[0]..w[1]], &values[w[0]..w[1]], dim)?;
+        }
+        Ok(Self {
+            dim,
+            indptr,
+            indices,
+            values,
+        })
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    /// Number of columns d.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Row `i` (valid by construction).
+    pub fn row(&self, i: usize) -> SparseRow<'a> {
+        let (lo, hi) = (self.indptr[i], self.indptr[i + 1]);
+        SparseRow {
+            indices: &self.indices[lo..hi],
+            values: &self.values[lo..hi],
+        }
+    }
+}
+
+/// A set of input rows, dense or sparse.
+#[derive(Debug, Clone, Copy)]
+pub enum Rows<'a> {
+    Dense(ArrayView2<'a, f64>),
+    Sparse(CsrRows<'a>),
+}
+
+impl Rows<'_> {
+    /// Number of rows n.
+    pub fn n_rows(&self) -> usize {
+        match self {
+            Rows::Dense(x) => x.nrows(),
+            Rows::Sparse(x) => x.n_rows(),
+        }
+    }
+
+    /// Number of columns d.
+    pub fn dim(&self) -> usize {
+        match self {
+            Rows::Dense(x) => x.ncols(),
+            Rows::Sparse(x) => x.dim(),
+        }
+    }
+
+    /// Checks the dimension against `dim` and (dense) that every value is finite; sparse rows
+    /// were checked by [`CsrRows::new`].
+    pub(crate) fn check(&self, dim: usize) -> Result<(), IsolationError> {
+        if self.dim() != dim {
+            return Err(IsolationError::DimensionMismatch {
+                expected: dim,
+                got: self.dim(),
+            });
+        }
+        if let Rows::Dense(x) = self {
+            check_dense_values(*x)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_dense_values(x: ArrayView2<f64>) -> Result<(), IsolationError> {
+    if let Some(((row, column), &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(IsolationError::NonFiniteInput { row, column, value });
+    }
+    Ok(())
+}
+
+/// One input row, dense or sparse.
+#[derive(Debug, Clone, Copy)]
+pub enum Row<'a> {
+    Dense(ArrayView1<'a, f64>),
+    Sparse(SparseRow<'a>),
+}
+
+impl Row<'_> {
+    /// Checks the dimension and (dense) finiteness; a [`SparseRow`] was checked when built
+    /// except for its dimension bound, which is checked here again.
+    pub(crate) fn check(&self, dim: usize) -> Result<(), IsolationError> {
+        match self {
+            Row::Dense(x) => {
+                if x.len() != dim {
+                    return Err(IsolationError::DimensionMismatch {
+                        expected: dim,
+                        got: x.len(),
+                    });
+                }
+                if let Some((column, &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
+                    return Err(IsolationError::NonFiniteInput {
+                        row: 0,
+                        column,
+                        value,
+                    });
+                }
+                Ok(())
+            }
+            Row::Sparse(x) => match x.indices.last() {
+                Some(&last) if last as usize >= dim => Err(IsolationError::DimensionMismatch {
+                    expected: dim,
+                    got: last as usize + 1,
+                }),
+                _ => Ok(()),
+            },
+        }
+    }
+}
+
+/// What the partitionings read from a (validated) point.
+pub(crate) trait Point: Sync {
+    /// `x_a`.
+    fn value(&self, a: u32) -> f64;
+
+    /// `⟨x, z⟩` with a sparse `z` (strictly increasing `indices`), summed in increasing index
+    /// order over the entries both store, so that dense and sparse rows give the same bits.
+    fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64;
+
+    /// The non-zero entries `(a, x_a)` in increasing `a`.
+    fn nonzeros(&self) -> Vec<(u32, f64)>;
+
+    /// The attributes that are non-constant on the points `ids` (absent = 0), in increasing
+    /// order. `candidates` (sorted; `None` = all) must contain every non-constant attribute.
+    fn non_constant(points: &[Self], ids: &[u32], candidates: Option<&[u32]>) -> Vec<u32>
+    where
+        Self: Sized;
+}
+
+impl Point for ArrayView1<'_, f64> {
+    fn value(&self, a: u32) -> f64 {
+        self[a as usize]
+    }
+
+    fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for (&a, &v) in indices.iter().zip(values) {
+            s += self[a as usize] * v;
+        }
+        s
+    }
+
+    fn nonzeros(&self) -> Vec<(u32, f64)> {
+        self.iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0.0)
+            .map(|(a, &v)| (a as u32, v))
+            .collect()
+    }
+
+    fn non_constant(points: &[Self], ids: &[u32], candidates: Option<&[u32]>) -> Vec<u32> {
+        let Some(&first_id) = ids.first() else {
+            return Vec::new();
+        };
+        let first = &points[first_id as usize];
+        let varies = |a: u32| {
+            ids[1..]
+                .iter()
+                .any(|&p| points[p as usize][a as usize] != first[a as usize])
+        };
+        match candidates {
+            Some(c) => c.iter().copied().filter(|&a| varies(a)).collect(),
+            None => (0..first.len() as u32).filter(|&a| varies(a)).collect(),
+        }
+    }
+}
+
+impl Point for SparseRow<'_> {
+    fn value(&self, a: u32) -> f64 {
+        self.get(a)
+    }
+
+    fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64 {
+        let (mut i, mut j, mut s) = (0, 0, 0.0);
+        while i < self.indices.len() && j < indices.len() {
+            match self.indices[i].cmp(&indices[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    s += self.values[i] * values[j];
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        s
+    }
+
+    fn nonzeros(&self) -> Vec<(u32, f64)> {
+        self.indices
+            .iter()
+            .zip(self.values)
+            .filter(|(_, &v)| v != 0.0)
+            .map(|(&a, &v)| (a, v))
+            .collect()
+    }
+
+    /// Gathers the stored non-zeros of the points, sorted by attribute: an attribute is
+    /// non-constant when its stored values differ, or when some but not all points store a
+    /// non-zero (the others are 0). Cost O(nnz log nnz), independent of d.
+    fn non_constant(points: &[Self], ids: &[u32], _candidates: Option<&[u32]>) -> Vec<u32> {
+        let mut entries: Vec<(u32, f64)> = ids
+            .iter()
+            .flat_map(|&p| points[p as usize].nonzeros())
+            .collect();
+        entries.sort_unstable_by_key(|e| e.0);
+        let mut out = Vec::new();
+        for group in entries.chunk_by(|a, b| a.0 == b.0) {
+            let first = group[0].1;
+            if group.len() < ids.len() || group.iter().any(|e| e.1 != first) {
+                out.push(group[0].0);
+            }
+        }
+        out
+    }
+}

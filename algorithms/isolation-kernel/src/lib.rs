@@ -1,0 +1,21 @@
+//! Isolation Kernel feature maps (Ting, Wells, Washio, *Isolation Kernel: The X Factor in
+//! Efficient and Effective Large Scale Online Kernel Learning*, DMKD 35, 2021; Ting, Zhu, Zhou,
+//! KDD 2018). Spec: `specs/isolation-kernel.md` §2–§5.
+//!
+//! * [`iforest`]: IK_i, a partitioning is an isolation tree on ψ points (random axis-parallel
+//!   splits until every point is isolated, optional height limit);
+//! * [`anne`]: IK_a, a partitioning is the Voronoi diagram of ψ points (nearest centre);
+//! * [`kernel`]: [`IsolationKernel`], t partitionings, the index map φ(x) ∈ [0, ψ)^t, the
+//!   one-hot map Φ(x) ∈ {0,1}^{tψ} (a [`kernel_core::FeatureMap`]) and the t-look-up dot product
+//!   ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` next to the naive tψ one;
+//! * [`input`]: dense rows and sparse (CSR) rows, never densified.
+
+pub mod anne;
+pub mod iforest;
+pub mod input;
+pub mod kernel;
+
+mod error;
+pub use error::IsolationError;
+pub use input::{CsrRows, Row, Rows, SparseRow};
+pub use kernel::{dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings};
