@@ -47,19 +47,26 @@ impl Execution {
     }
 }
 
+/// Which configs to run, how.
+#[derive(Args, Clone)]
+struct Selection {
+    /// Config files, e.g. configs/mondrian/fig5_kernel_error.toml.
+    #[arg(required = true)]
+    configs: Vec<PathBuf>,
+    /// Profile to apply ([profile.NAME] in the config); `full` is the paper's protocol.
+    #[arg(long, default_value = "full")]
+    profile: String,
+    /// Override a config key, e.g. --set params.lifetime=3 --set repeats=10 (recorded in the manifest).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run experiments from config files; writes results/, figures/ and evaluates the checks.
     Run {
-        /// Config files, e.g. configs/mondrian/fig5_kernel_error.toml.
-        #[arg(required = true)]
-        configs: Vec<PathBuf>,
-        /// Profile to apply ([profile.NAME] in the config); `full` is the paper's protocol.
-        #[arg(long, default_value = "full")]
-        profile: String,
-        /// Override a config key, e.g. --set params.lifetime=3 --set repeats=10 (recorded in the manifest).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        #[command(flatten)]
+        selection: Selection,
         #[command(flatten)]
         execution: Execution,
         /// Do not render figures.
@@ -73,15 +80,9 @@ enum Command {
     /// Write the table of a sharded run from the cell cache (after every `--shard I/N` run):
     /// the same table a single run writes, with a manifest naming the shards and their hosts.
     Merge {
-        /// Config files.
-        #[arg(required = true)]
-        configs: Vec<PathBuf>,
-        /// The profile the shards ran.
-        #[arg(long, default_value = "full")]
-        profile: String,
-        /// The overrides the shards ran with.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        /// The configs, profile and overrides the shards ran.
+        #[command(flatten)]
+        selection: Selection,
         /// Do not render figures.
         #[arg(long)]
         no_plot: bool,
@@ -207,17 +208,15 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Run {
-            configs,
-            profile,
-            set,
+            selection: c,
             execution,
             no_plot,
             shard,
         } => commands::run(
             &common,
-            &configs,
-            &profile,
-            &set,
+            &c.configs,
+            &c.profile,
+            &c.set,
             &RunOptions {
                 shard,
                 ..execution.options()
@@ -225,15 +224,13 @@ fn main() -> ExitCode {
             !no_plot,
         ),
         Command::Merge {
-            configs,
-            profile,
-            set,
+            selection: c,
             no_plot,
         } => commands::run(
             &common,
-            &configs,
-            &profile,
-            &set,
+            &c.configs,
+            &c.profile,
+            &c.set,
             &RunOptions {
                 merge: true,
                 ..Default::default()
