@@ -8,14 +8,18 @@
 //! * [`kernel`]: [`IsolationKernel`], t partitionings, the index map φ(x) ∈ [0, ψ)^t, the
 //!   one-hot map Φ(x) ∈ {0,1}^{tψ} (a [`kernel_core::FeatureMap`]) and the t-look-up dot product
 //!   ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` next to the naive tψ one;
-//! * [`input`]: dense rows and sparse (CSR) rows, never densified.
+//! * [`input`]: dense rows and sparse (CSR) rows, never densified;
+//! * [`learners`]: the online classifiers IK-OGD (primal, naive, dual) and kernel OGD with
+//!   the Laplacian L_ψ (spec §6, §7.1), with operation counters.
 
 pub mod anne;
 pub mod iforest;
 pub mod input;
 pub mod kernel;
+pub mod learners;
 
 mod error;
 pub use error::IsolationError;
 pub use input::{CsrRows, Row, Rows, SparseRow};
 pub use kernel::{dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings};
+pub use learners::{label, IkOgd, IkOgdDual, IkOgdNaive, KernelOgd, OgdKernel, PAPER_ETA};

@@ -1,0 +1,899 @@
+//! Online binary classifiers of the paper's §6 (IK-OGD and its variants) and §7.1 (kernel OGD
+//! with the Laplacian L_ψ), for labels c ∈ {−1, +1} (spec §6, §7.1, D5, D6, D12).
+//!
+//! Every learner implements [`kernel_core::OnlineLearner`]: `predict_one` returns the raw score
+//! g (or f), `update` returns the score made before the update and then applies the hinge-loss
+//! step when the margin is violated, c·g < 1 (D6: violations, not only mistakes). The label is
+//! [`label`]`(g)` = sign(g) with g = 0 → −1 (spec §6).
+//!
+//! Row types: the IK learners take the index vector φ(x) ∈ [0, ψ)^t as `[u32]` (from
+//! [`IsolationKernel::index_into`]), so the mapping (CPU or GPU, spec §4) is separate from the
+//! learner, as in the paper's pre-mapped input; [`KernelOgd`] takes a dense row `[f64]` through
+//! the trait and dense or sparse [`Row`]s through [`KernelOgd::predict_row`] /
+//! [`KernelOgd::update_row`].
+//!
+//! Counters are deterministic operation counts for the complexity claims (R2, R7, R10), not
+//! timings: weight look-ups of the primal learners (t per prediction for IK-OGD, tψ for
+//! IK-OGD(naive)), kernel evaluations of the dual learners (#SV per prediction), and the number
+//! of support vectors (margin violations).
+//!
+//! The trait methods cannot return errors; they panic on a label outside {−1, +1} (convert at
+//! load, D12) or an index vector of the wrong length. Parameters are checked at construction.
+
+use std::cell::Cell;
+
+use kernel_core::OnlineLearner;
+
+use crate::error::IsolationError;
+use crate::input::Row;
+use crate::kernel::{dot, dot_naive, IsolationKernel};
+
+/// The paper's step size η = 0.5 ([ARX] §7, Table 3).
+pub const PAPER_ETA: f64 = 0.5;
+
+/// sign(g) with g = 0 → −1 (spec §6).
+pub fn label(g: f64) -> f64 {
+    if g > 0.0 {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
+fn check_eta(eta: f64) -> Result<(), IsolationError> {
+    if !(eta.is_finite() && eta > 0.0) {
+        return Err(IsolationError::InvalidParameter {
+            name: "eta",
+            value: eta.to_string(),
+            expected: "a finite step size > 0 (the paper uses 0.5)",
+        });
+    }
+    Ok(())
+}
+
+fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
+    if psi < 2 {
+        return Err(IsolationError::InvalidParameter {
+            name: "psi",
+            value: psi.to_string(),
+            expected: "a subsample size of at least 2",
+        });
+    }
+    if t == 0 {
+        return Err(IsolationError::InvalidParameter {
+            name: "t",
+            value: "0".into(),
+            expected: "at least 1 partitioning",
+        });
+    }
+    if t.checked_mul(psi).is_none_or(|c| c > u32::MAX as usize) {
+        return Err(IsolationError::InvalidParameter {
+            name: "t * psi",
+            value: format!("{t} * {psi}"),
+            expected: "at most 2^32 - 1 feature columns",
+        });
+    }
+    Ok(())
+}
+
+fn check_label(c: f64) {
+    assert!(
+        c == 1.0 || c == -1.0,
+        "label {c} is not in {{-1, +1}}; convert labels at load (spec D12)"
+    );
+}
+
+fn check_phi(phi: &[u32], t: usize, psi: usize) {
+    assert_eq!(phi.len(), t, "index vector phi(x) must have length t");
+    debug_assert!(phi.iter().all(|&c| (c as usize) < psi), "phi_i >= psi");
+}
+
+/// IK-OGD ([DMKD] Algorithm 2, spec §6), primal form: w ∈ R^{tψ}, w = 0 at start,
+/// g = ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` (t look-ups, no 1/t, D5), and when c·g < 1
+/// `w[i·ψ + φ_i(x)] += η·c` for i = 1..t. Hinge loss, constant η, no regularisation or
+/// averaging.
+#[derive(Debug, Clone)]
+pub struct IkOgd {
+    t: usize,
+    psi: usize,
+    eta: f64,
+    w: Vec<f64>,
+    lookups: Cell<u64>,
+    n_updates: usize,
+}
+
+impl IkOgd {
+    /// A zero model for index vectors of t partitionings of ψ cells, step size η.
+    pub fn new(t: usize, psi: usize, eta: f64) -> Result<Self, IsolationError> {
+        check_t_psi(t, psi)?;
+        check_eta(eta)?;
+        Ok(Self {
+            t,
+            psi,
+            eta,
+            w: vec![0.0; t * psi],
+            lookups: Cell::new(0),
+            n_updates: 0,
+        })
+    }
+
+    /// A zero model for the index vectors of `kernel`.
+    pub fn for_kernel(kernel: &IsolationKernel, eta: f64) -> Result<Self, IsolationError> {
+        Self::new(kernel.t(), kernel.psi(), eta)
+    }
+
+    /// The weight vector w (length tψ; entry i·ψ + j belongs to cell j of partitioning i).
+    pub fn weights(&self) -> &[f64] {
+        &self.w
+    }
+
+    /// The step size η.
+    pub fn eta(&self) -> f64 {
+        self.eta
+    }
+
+    /// Number of entries of w read so far by predictions (t per prediction).
+    pub fn lookups(&self) -> u64 {
+        self.lookups.get()
+    }
+
+    /// Number of updates (margin violations) so far: the support vectors of the dual view.
+    pub fn support_vectors(&self) -> usize {
+        self.n_updates
+    }
+
+    fn score(&self, phi: &[u32], naive: bool) -> f64 {
+        check_phi(phi, self.t, self.psi);
+        if naive {
+            self.lookups
+                .set(self.lookups.get() + (self.t * self.psi) as u64);
+            dot_naive(&self.w, self.psi, phi)
+        } else {
+            self.lookups.set(self.lookups.get() + self.t as u64);
+            dot(&self.w, self.psi, phi)
+        }
+    }
+
+    fn learn(&mut self, phi: &[u32], c: f64, naive: bool) -> f64 {
+        check_label(c);
+        let g = self.score(phi, naive);
+        if c * g < 1.0 {
+            let step = self.eta * c;
+            for (i, &cell) in phi.iter().enumerate() {
+                self.w[i * self.psi + cell as usize] += step;
+            }
+            self.n_updates += 1;
+        }
+        g
+    }
+}
+
+impl OnlineLearner for IkOgd {
+    /// φ(x) ∈ [0, ψ)^t.
+    type Row = [u32];
+
+    /// g = `Σ_i w[i·ψ + φ_i(x)]`.
+    fn predict_one(&self, phi: &[u32]) -> f64 {
+        self.score(phi, false)
+    }
+
+    fn update(&mut self, phi: &[u32], c: f64) -> f64 {
+        self.learn(phi, c, false)
+    }
+}
+
+/// IK-OGD(naive) ([ARX] §8.1.2, Fig. 4): the same model and rule as [`IkOgd`], but every
+/// prediction takes all tψ products ⟨w, Φ(x)⟩ with Φ expanded ([`dot_naive`]); its numbers are
+/// bit-identical to [`IkOgd`]'s, its cost is tψ look-ups per prediction.
+#[derive(Debug, Clone)]
+pub struct IkOgdNaive(IkOgd);
+
+impl IkOgdNaive {
+    /// A zero model, as [`IkOgd::new`].
+    pub fn new(t: usize, psi: usize, eta: f64) -> Result<Self, IsolationError> {
+        IkOgd::new(t, psi, eta).map(Self)
+    }
+
+    /// The weight vector w (length tψ).
+    pub fn weights(&self) -> &[f64] {
+        self.0.weights()
+    }
+
+    /// Number of entries of w read so far by predictions (tψ per prediction).
+    pub fn lookups(&self) -> u64 {
+        self.0.lookups()
+    }
+
+    /// Number of updates (margin violations) so far.
+    pub fn support_vectors(&self) -> usize {
+        self.0.support_vectors()
+    }
+}
+
+impl OnlineLearner for IkOgdNaive {
+    /// φ(x) ∈ [0, ψ)^t.
+    type Row = [u32];
+
+    fn predict_one(&self, phi: &[u32]) -> f64 {
+        self.0.score(phi, true)
+    }
+
+    fn update(&mut self, phi: &[u32], c: f64) -> f64 {
+        self.0.learn(phi, c, true)
+    }
+}
+
+/// IK-OGD(dual) ([ARX]/[DMKD] §8.1.1, spec §6): keeps the support vectors (φ(x_j), α_j = η·c_j)
+/// of every margin violation and predicts g = Σ_j α_j ⟨Φ(x_j), Φ(x)⟩ with the unnormalised
+/// ⟨Φ(x_j), Φ(x)⟩ = #{i : φ_i(x_j) = φ_i(x)} = t·K̂(x_j, x), so that it is the same model as
+/// [`IkOgd`] (its w = Σ_j α_j Φ(x_j)). With a dyadic η (the paper's 0.5) every partial sum is
+/// exact in f64 and the two give bit-identical scores. Otherwise they agree up to rounding
+/// only until c·g lands on the margin 1 (reachable: scores are sums of multiples of η), where
+/// rounding can decide c·g < 1 differently and the two runs diverge.
+/// Cost: #SV kernel evaluations (O(t) each) per prediction, so the stream costs O(n·#SV).
+#[derive(Debug, Clone)]
+pub struct IkOgdDual {
+    t: usize,
+    psi: usize,
+    eta: f64,
+    sv_phi: Vec<u32>,
+    alpha: Vec<f64>,
+    kernel_evaluations: Cell<u64>,
+}
+
+impl IkOgdDual {
+    /// An empty model (no support vectors).
+    pub fn new(t: usize, psi: usize, eta: f64) -> Result<Self, IsolationError> {
+        check_t_psi(t, psi)?;
+        check_eta(eta)?;
+        Ok(Self {
+            t,
+            psi,
+            eta,
+            sv_phi: Vec::new(),
+            alpha: Vec::new(),
+            kernel_evaluations: Cell::new(0),
+        })
+    }
+
+    /// An empty model for the index vectors of `kernel`.
+    pub fn for_kernel(kernel: &IsolationKernel, eta: f64) -> Result<Self, IsolationError> {
+        Self::new(kernel.t(), kernel.psi(), eta)
+    }
+
+    /// Number of support vectors.
+    pub fn support_vectors(&self) -> usize {
+        self.alpha.len()
+    }
+
+    /// φ(x_j) of support vector j.
+    pub fn support_vector(&self, j: usize) -> &[u32] {
+        &self.sv_phi[j * self.t..(j + 1) * self.t]
+    }
+
+    /// The coefficients α_j = η·c_j.
+    pub fn alphas(&self) -> &[f64] {
+        &self.alpha
+    }
+
+    /// Number of kernel evaluations ⟨Φ(x_j), Φ(x)⟩ so far (#SV per prediction).
+    pub fn kernel_evaluations(&self) -> u64 {
+        self.kernel_evaluations.get()
+    }
+}
+
+impl OnlineLearner for IkOgdDual {
+    /// φ(x) ∈ [0, ψ)^t.
+    type Row = [u32];
+
+    /// g = Σ_j α_j·#{i : φ_i(x_j) = φ_i(x)}.
+    fn predict_one(&self, phi: &[u32]) -> f64 {
+        check_phi(phi, self.t, self.psi);
+        self.kernel_evaluations
+            .set(self.kernel_evaluations.get() + self.alpha.len() as u64);
+        let mut g = 0.0;
+        for (sv, &a) in self.sv_phi.chunks_exact(self.t).zip(&self.alpha) {
+            let agreements = sv.iter().zip(phi).filter(|(u, v)| u == v).count();
+            g += a * agreements as f64;
+        }
+        g
+    }
+
+    fn update(&mut self, phi: &[u32], c: f64) -> f64 {
+        check_label(c);
+        let g = self.predict_one(phi);
+        if c * g < 1.0 {
+            self.sv_phi.extend_from_slice(phi);
+            self.alpha.push(self.eta * c);
+        }
+        g
+    }
+}
+
+/// The kernel of the OGD baseline (spec §7.1, D1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OgdKernel {
+    /// exp(−γ‖x − y‖₁); the paper's L_ψ has γ = ln ψ / d ([`OgdKernel::laplacian_psi`]).
+    Laplacian { gamma: f64 },
+    /// exp(−γ‖x − y‖₂²), the kernel of the authors' code (D1 option).
+    Gaussian { gamma: f64 },
+}
+
+impl OgdKernel {
+    /// L_ψ(x, y) = exp(−(ln ψ / d)‖x − y‖₁) = ψ^{−‖x−y‖₁/d} ([KDD18] §2.2; spec §2, §7.1).
+    pub fn laplacian_psi(psi: usize, dim: usize) -> Result<Self, IsolationError> {
+        if psi < 2 {
+            return Err(IsolationError::InvalidParameter {
+                name: "psi",
+                value: psi.to_string(),
+                expected: "at least 2 (gamma = ln psi / d must be positive)",
+            });
+        }
+        if dim == 0 {
+            return Err(IsolationError::InvalidParameter {
+                name: "dimension",
+                value: "0".into(),
+                expected: "at least 1 column",
+            });
+        }
+        Ok(OgdKernel::Laplacian {
+            gamma: (psi as f64).ln() / dim as f64,
+        })
+    }
+
+    /// exp(−γ‖x − y‖₂²) with γ > 0 (D1 option).
+    pub fn gaussian(gamma: f64) -> Result<Self, IsolationError> {
+        let k = OgdKernel::Gaussian { gamma };
+        k.check()?;
+        Ok(k)
+    }
+
+    fn check(&self) -> Result<(), IsolationError> {
+        let gamma = match *self {
+            OgdKernel::Laplacian { gamma } | OgdKernel::Gaussian { gamma } => gamma,
+        };
+        if !(gamma.is_finite() && gamma > 0.0) {
+            return Err(IsolationError::InvalidParameter {
+                name: "gamma",
+                value: gamma.to_string(),
+                expected: "a finite kernel width > 0",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A support vector in sparse form (the non-zeros of x_j, strictly increasing columns).
+#[derive(Debug, Clone, PartialEq)]
+struct StoredRow {
+    indices: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl StoredRow {
+    fn from_row(x: Row) -> Self {
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        match x {
+            Row::Dense(x) => {
+                for (a, &v) in x.iter().enumerate() {
+                    if v != 0.0 {
+                        indices.push(a as u32);
+                        values.push(v);
+                    }
+                }
+            }
+            Row::Sparse(x) => {
+                for (&a, &v) in x.indices().iter().zip(x.values()) {
+                    if v != 0.0 {
+                        indices.push(a);
+                        values.push(v);
+                    }
+                }
+            }
+        }
+        Self { indices, values }
+    }
+
+    /// Σ_a h(x_a − y_a) over the columns where x or y is non-zero, in column order, so dense
+    /// and sparse forms of a row give the same bits (h(0) = 0 adds nothing).
+    fn distance(&self, y: Row, h: impl Fn(f64) -> f64) -> f64 {
+        let mut s = 0.0;
+        match y {
+            Row::Dense(y) => {
+                let mut k = 0;
+                for (a, &ya) in y.iter().enumerate() {
+                    let xa = if self.indices.get(k) == Some(&(a as u32)) {
+                        k += 1;
+                        self.values[k - 1]
+                    } else {
+                        0.0
+                    };
+                    if xa != 0.0 || ya != 0.0 {
+                        s += h(xa - ya);
+                    }
+                }
+            }
+            Row::Sparse(y) => {
+                let (yi, yv) = (y.indices(), y.values());
+                let (mut p, mut q) = (0, 0);
+                while p < self.indices.len() || q < yi.len() {
+                    let (xa, ya);
+                    match (self.indices.get(p), yi.get(q)) {
+                        (Some(&a), Some(&b)) if a == b => {
+                            (xa, ya) = (self.values[p], yv[q]);
+                            p += 1;
+                            q += 1;
+                        }
+                        (Some(&a), Some(&b)) if a < b => {
+                            (xa, ya) = (self.values[p], 0.0);
+                            p += 1;
+                        }
+                        (Some(_), None) => {
+                            (xa, ya) = (self.values[p], 0.0);
+                            p += 1;
+                        }
+                        _ => {
+                            (xa, ya) = (0.0, yv[q]);
+                            q += 1;
+                        }
+                    }
+                    if xa != 0.0 || ya != 0.0 {
+                        s += h(xa - ya);
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+/// Kernel OGD (Kivinen et al. 2001 as in [KOL]; spec §7.1): f(x) = Σ_{j∈S} α_j k(x_j, x);
+/// when c·f < 1 append x to S with α = η·c. No budget (S grows with every violation, so the
+/// stream costs O(n·|S|) kernel evaluations), no regularisation; test with the final S.
+#[derive(Debug, Clone)]
+pub struct KernelOgd {
+    kernel: OgdKernel,
+    dim: usize,
+    eta: f64,
+    svs: Vec<StoredRow>,
+    alpha: Vec<f64>,
+    kernel_evaluations: Cell<u64>,
+}
+
+impl KernelOgd {
+    /// An empty model on d-dimensional rows.
+    pub fn new(kernel: OgdKernel, dim: usize, eta: f64) -> Result<Self, IsolationError> {
+        kernel.check()?;
+        check_eta(eta)?;
+        if dim == 0 {
+            return Err(IsolationError::InvalidParameter {
+                name: "dimension",
+                value: "0".into(),
+                expected: "at least 1 column",
+            });
+        }
+        Ok(Self {
+            kernel,
+            dim,
+            eta,
+            svs: Vec::new(),
+            alpha: Vec::new(),
+            kernel_evaluations: Cell::new(0),
+        })
+    }
+
+    /// The kernel k.
+    pub fn kernel(&self) -> OgdKernel {
+        self.kernel
+    }
+
+    /// Number of support vectors |S|.
+    pub fn support_vectors(&self) -> usize {
+        self.alpha.len()
+    }
+
+    /// The coefficients α_j = η·c_j.
+    pub fn alphas(&self) -> &[f64] {
+        &self.alpha
+    }
+
+    /// Number of kernel evaluations k(x_j, x) so far (|S| per prediction).
+    pub fn kernel_evaluations(&self) -> u64 {
+        self.kernel_evaluations.get()
+    }
+
+    /// k(x_j, x) for support vector j.
+    fn k(&self, sv: &StoredRow, x: Row) -> f64 {
+        match self.kernel {
+            OgdKernel::Laplacian { gamma } => (-gamma * sv.distance(x, f64::abs)).exp(),
+            OgdKernel::Gaussian { gamma } => (-gamma * sv.distance(x, |z| z * z)).exp(),
+        }
+    }
+
+    /// f(x) = Σ_j α_j k(x_j, x) of a dense or sparse row, after checking its dimension (and,
+    /// dense, finiteness).
+    pub fn predict_row(&self, x: Row) -> Result<f64, IsolationError> {
+        x.check(self.dim)?;
+        Ok(self.score(x))
+    }
+
+    /// Learns (x, c) and returns f(x) before the update; as [`OnlineLearner::update`] for
+    /// dense or sparse rows.
+    ///
+    /// # Panics
+    /// If c ∉ {−1, +1}.
+    pub fn update_row(&mut self, x: Row, c: f64) -> Result<f64, IsolationError> {
+        check_label(c);
+        x.check(self.dim)?;
+        let f = self.score(x);
+        if c * f < 1.0 {
+            self.svs.push(StoredRow::from_row(x));
+            self.alpha.push(self.eta * c);
+        }
+        Ok(f)
+    }
+
+    fn score(&self, x: Row) -> f64 {
+        self.kernel_evaluations
+            .set(self.kernel_evaluations.get() + self.alpha.len() as u64);
+        let mut f = 0.0;
+        for (sv, &a) in self.svs.iter().zip(&self.alpha) {
+            f += a * self.k(sv, x);
+        }
+        f
+    }
+}
+
+impl OnlineLearner for KernelOgd {
+    /// A dense row of d values (sparse rows: [`KernelOgd::update_row`]).
+    type Row = [f64];
+
+    /// # Panics
+    /// If the row has the wrong length or a non-finite value.
+    fn predict_one(&self, x: &[f64]) -> f64 {
+        self.predict_row(Row::Dense(x.into()))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// # Panics
+    /// If the row has the wrong length or a non-finite value, or c ∉ {−1, +1}.
+    fn update(&mut self, x: &[f64], c: f64) -> f64 {
+        self.update_row(Row::Dense(x.into()), c)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{Rows, SparseRow};
+    use crate::kernel::Partitioner;
+    use ndarray::Array2;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Two noisy classes in [-1, 1]^d split by a curved boundary, labels ±1.
+    fn stream(n: usize, d: usize, rng: &mut ChaCha8Rng) -> (Array2<f64>, Vec<f64>) {
+        let x = Array2::from_shape_fn((n, d), |_| rng.random_range(-1.0..1.0));
+        let y = x
+            .rows()
+            .into_iter()
+            .map(|r| {
+                let s = r[0] * r[0] + r[1] - 0.3 + rng.random_range(-0.2..0.2);
+                label(s)
+            })
+            .collect();
+        (x, y)
+    }
+
+    fn indexed(t: usize, psi: usize, seed: u64) -> (Vec<u32>, Vec<f64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (x, y) = stream(1500, 4, &mut rng);
+        let k = IsolationKernel::fit(
+            Rows::Dense(x.view()),
+            psi,
+            t,
+            Partitioner::IForest { height_limit: None },
+            &mut rng,
+        )
+        .unwrap();
+        (k.index_rows(Rows::Dense(x.view())).unwrap(), y)
+    }
+
+    /// Independent replay of Algorithm 2 over the explicit one-hot Φ(x) ∈ {0,1}^{tψ}.
+    #[test]
+    fn ik_ogd_follows_algorithm_2_on_the_explicit_feature_map() {
+        let (t, psi) = (30, 16);
+        let (phi, y) = indexed(t, psi, 1);
+        let mut learner = IkOgd::new(t, psi, PAPER_ETA).unwrap();
+        let mut w = vec![0.0; t * psi];
+        let mut violations = 0;
+        for (row, &c) in phi.chunks(t).zip(&y) {
+            let mut big_phi = vec![0.0; t * psi];
+            for (i, &cell) in row.iter().enumerate() {
+                big_phi[i * psi + cell as usize] = 1.0;
+            }
+            let g: f64 = w.iter().zip(&big_phi).map(|(a, b)| a * b).sum();
+            assert_eq!(learner.predict_one(row), g);
+            assert_eq!(learner.update(row, c), g);
+            if c * g < 1.0 {
+                violations += 1;
+                for (wj, b) in w.iter_mut().zip(&big_phi) {
+                    *wj += 0.5 * c * b;
+                }
+            }
+            assert_eq!(learner.weights(), &w[..]);
+        }
+        assert_eq!(learner.support_vectors(), violations);
+        // g = 0 → −1; the learner learns something on this easy stream.
+        assert_eq!((label(0.0), label(-0.0), label(1e-300)), (-1.0, -1.0, 1.0));
+        let correct = phi
+            .chunks(t)
+            .zip(&y)
+            .filter(|(r, &c)| label(learner.predict_one(r)) == c)
+            .count();
+        assert!(correct as f64 > 0.8 * y.len() as f64, "{correct}");
+    }
+
+    #[test]
+    fn naive_and_dual_give_the_bits_of_the_primal_with_their_own_costs() {
+        let (t, psi) = (25, 32);
+        for eta in [PAPER_ETA, 0.25, 3.0] {
+            let (phi, y) = indexed(t, psi, 2);
+            let mut primal = IkOgd::new(t, psi, eta).unwrap();
+            let mut naive = IkOgdNaive::new(t, psi, eta).unwrap();
+            let mut dual = IkOgdDual::new(t, psi, eta).unwrap();
+            let stream = || phi.chunks(t).zip(y.iter().copied());
+            let a = primal.run_stream(stream());
+            let b = naive.run_stream(stream());
+            let mut expected_evaluations = 0;
+            let mut c_dual = Vec::new();
+            for (row, c) in stream() {
+                expected_evaluations += dual.support_vectors() as u64;
+                c_dual.push(dual.update(row, c));
+            }
+            let bits = |v: &[f64]| v.iter().map(|g| g.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b));
+            assert_eq!(bits(&a), bits(&c_dual));
+            assert_eq!(bits(primal.weights()), bits(naive.weights()));
+            assert_eq!(primal.support_vectors(), naive.support_vectors());
+            assert_eq!(primal.support_vectors(), dual.support_vectors());
+            assert!(dual.support_vectors() > 10);
+            // Costs: t look-ups (primal), tψ (naive), #SV kernel evaluations (dual).
+            let n = y.len() as u64;
+            assert_eq!(primal.lookups(), n * t as u64);
+            assert_eq!(naive.lookups(), n * (t * psi) as u64);
+            assert_eq!(dual.kernel_evaluations(), expected_evaluations);
+            // w = Σ_j α_j Φ(x_j).
+            let mut w = vec![0.0; t * psi];
+            for j in 0..dual.support_vectors() {
+                for (i, &cell) in dual.support_vector(j).iter().enumerate() {
+                    w[i * psi + cell as usize] += dual.alphas()[j];
+                }
+            }
+            assert_eq!(bits(&w), bits(primal.weights()));
+        }
+    }
+
+    /// With η = 0.1 (not dyadic) the dual's score is t·Σ α_j K̂(x_j, x) with K̂ the normalised
+    /// kernel of [`IsolationKernel::similarity`], and it equals the primal's up to rounding
+    /// until the first step where c·g lands on the margin 1 (scores are sums of multiples of
+    /// η, so ties are reachable) and rounding decides the test c·g < 1 differently; from then
+    /// on the two runs may take different updates.
+    #[test]
+    fn dual_score_is_t_times_the_normalised_kernel_expansion() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (x, y) = stream(400, 3, &mut rng);
+        let k = IsolationKernel::fit(Rows::Dense(x.view()), 8, 20, Partitioner::Anne, &mut rng)
+            .unwrap();
+        let mut primal = IkOgd::for_kernel(&k, 0.1).unwrap();
+        let mut dual = IkOgdDual::for_kernel(&k, 0.1).unwrap();
+        let mut svs: Vec<usize> = Vec::new();
+        let mut diverged = false;
+        for (i, &c) in y.iter().enumerate() {
+            let phi = k.index(Row::Dense(x.row(i))).unwrap();
+            let (gp, gd) = (primal.update(&phi, c), dual.update(&phi, c));
+            if !diverged {
+                approx::assert_abs_diff_eq!(gp, gd, epsilon = 1e-9);
+                if (c * gp < 1.0) != (c * gd < 1.0) {
+                    approx::assert_abs_diff_eq!(c * gp, 1.0, epsilon = 1e-9);
+                    diverged = true;
+                }
+            }
+            let expansion: f64 = svs
+                .iter()
+                .map(|&j| {
+                    let s = k.similarity(Row::Dense(x.row(j)), Row::Dense(x.row(i)));
+                    0.1 * y[j] * s.unwrap()
+                })
+                .sum();
+            approx::assert_abs_diff_eq!(gd, 20.0 * expansion, epsilon = 1e-9);
+            if c * gd < 1.0 {
+                svs.push(i);
+            }
+        }
+        assert_eq!(svs.len(), dual.support_vectors());
+    }
+
+    fn brute_laplacian(a: &[f64], b: &[f64], gamma: f64) -> f64 {
+        let l1: f64 = a.iter().zip(b).map(|(u, v)| (u - v).abs()).sum();
+        (-gamma * l1).exp()
+    }
+
+    fn brute_gaussian(a: &[f64], b: &[f64], gamma: f64) -> f64 {
+        let sq: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
+        (-gamma * sq).exp()
+    }
+
+    /// Every prediction of kernel OGD equals Σ α_j k(x_j, x) recomputed from scratch over the
+    /// support vectors selected by an independent replay; dense and sparse rows give the same
+    /// bits.
+    #[test]
+    fn kernel_ogd_matches_a_brute_force_replay_for_dense_and_sparse_rows() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let (n, d) = (300, 6);
+        let (mut x, y) = stream(n, d, &mut rng);
+        // Make the rows sparse-ish so the sparse path matters.
+        x.mapv_inplace(|v| if v.abs() < 0.4 { 0.0 } else { v });
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for row in x.rows() {
+            for (a, &v) in row.iter().enumerate() {
+                if v != 0.0 {
+                    indices.push(a as u32);
+                    values.push(v);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let lap = OgdKernel::laplacian_psi(16, d).unwrap();
+        assert_eq!(
+            lap,
+            OgdKernel::Laplacian {
+                gamma: 16f64.ln() / 6.0
+            }
+        );
+        for kernel in [lap, OgdKernel::gaussian(0.7).unwrap()] {
+            let brute = |a: &[f64], b: &[f64]| match kernel {
+                OgdKernel::Laplacian { gamma } => brute_laplacian(a, b, gamma),
+                OgdKernel::Gaussian { gamma } => brute_gaussian(a, b, gamma),
+            };
+            let mut dense = KernelOgd::new(kernel, d, PAPER_ETA).unwrap();
+            let mut sparse = KernelOgd::new(kernel, d, PAPER_ETA).unwrap();
+            let mut svs: Vec<(usize, f64)> = Vec::new();
+            let mut expected_evaluations = 0;
+            for i in 0..n {
+                let xi = x.row(i).to_vec();
+                let f_brute: f64 = svs
+                    .iter()
+                    .map(|&(j, a)| a * brute(x.row(j).as_slice().unwrap(), &xi))
+                    .sum();
+                expected_evaluations += svs.len() as u64;
+                let f = dense.update(&xi, y[i]);
+                approx::assert_relative_eq!(f, f_brute, epsilon = 1e-12, max_relative = 1e-12);
+                let row = SparseRow::new(
+                    &indices[indptr[i]..indptr[i + 1]],
+                    &values[indptr[i]..indptr[i + 1]],
+                    d,
+                )
+                .unwrap();
+                let fs = sparse.update_row(Row::Sparse(row), y[i]).unwrap();
+                assert_eq!(f.to_bits(), fs.to_bits());
+                if y[i] * f_brute < 1.0 {
+                    svs.push((i, PAPER_ETA * y[i]));
+                }
+            }
+            assert_eq!(dense.support_vectors(), svs.len());
+            assert_eq!(sparse.support_vectors(), svs.len());
+            assert!(svs.len() > 20 && svs.len() < n);
+            assert_eq!(dense.kernel_evaluations(), expected_evaluations);
+            // predict_one does |S| more evaluations and changes nothing else.
+            let before = dense.kernel_evaluations();
+            let f = dense.predict_one(x.row(0).as_slice().unwrap());
+            assert_eq!(dense.kernel_evaluations(), before + svs.len() as u64);
+            let f_brute: f64 = svs
+                .iter()
+                .map(|&(j, a)| {
+                    a * brute(x.row(j).as_slice().unwrap(), x.row(0).as_slice().unwrap())
+                })
+                .sum();
+            approx::assert_relative_eq!(f, f_brute, epsilon = 1e-12, max_relative = 1e-12);
+            assert_eq!(dense.alphas(), sparse.alphas());
+        }
+    }
+
+    #[test]
+    fn laplacian_psi_is_psi_to_the_minus_mean_l1_distance() {
+        let k = OgdKernel::laplacian_psi(64, 3).unwrap();
+        let mut ogd = KernelOgd::new(k, 3, 1.0).unwrap();
+        ogd.update(&[0.0, 0.5, -1.0], 1.0);
+        // α = 1, so f(y) = L_ψ(x, y) = 64^{−‖x−y‖₁/3} with ‖x−y‖₁ = 0.3 + 0.5 + 0.7 = 1.5.
+        let f = ogd.predict_one(&[0.3, 0.0, -0.3]);
+        approx::assert_relative_eq!(f, 64f64.powf(-0.5), max_relative = 1e-12);
+        approx::assert_relative_eq!(f, 0.125, max_relative = 1e-12);
+        assert_eq!(ogd.predict_one(&[0.0, 0.5, -1.0]), 1.0);
+    }
+
+    #[test]
+    fn parameter_errors_are_typed() {
+        let eta = |r: Result<(), IsolationError>| {
+            matches!(r, Err(IsolationError::InvalidParameter { name: "eta", .. }))
+        };
+        for bad in [0.0, -0.5, f64::NAN, f64::INFINITY] {
+            assert!(eta(IkOgd::new(4, 8, bad).map(|_| ())));
+            assert!(eta(IkOgdNaive::new(4, 8, bad).map(|_| ())));
+            assert!(eta(IkOgdDual::new(4, 8, bad).map(|_| ())));
+            assert!(eta(KernelOgd::new(
+                OgdKernel::Laplacian { gamma: 1.0 },
+                2,
+                bad
+            )
+            .map(|_| ())));
+        }
+        assert!(matches!(
+            IkOgd::new(4, 1, 0.5),
+            Err(IsolationError::InvalidParameter { name: "psi", .. })
+        ));
+        assert!(matches!(
+            IkOgdDual::new(0, 8, 0.5),
+            Err(IsolationError::InvalidParameter { name: "t", .. })
+        ));
+        assert!(matches!(
+            IkOgdNaive::new(1 << 20, 1 << 20, 0.5),
+            Err(IsolationError::InvalidParameter {
+                name: "t * psi",
+                ..
+            })
+        ));
+        assert!(matches!(
+            OgdKernel::laplacian_psi(1, 5),
+            Err(IsolationError::InvalidParameter { name: "psi", .. })
+        ));
+        assert!(matches!(
+            OgdKernel::laplacian_psi(4, 0),
+            Err(IsolationError::InvalidParameter {
+                name: "dimension",
+                ..
+            })
+        ));
+        for bad in [0.0, -1.0, f64::NAN] {
+            assert!(matches!(
+                OgdKernel::gaussian(bad),
+                Err(IsolationError::InvalidParameter { name: "gamma", .. })
+            ));
+            assert!(matches!(
+                KernelOgd::new(OgdKernel::Laplacian { gamma: bad }, 2, 0.5),
+                Err(IsolationError::InvalidParameter { name: "gamma", .. })
+            ));
+        }
+        assert!(matches!(
+            KernelOgd::new(OgdKernel::Gaussian { gamma: 1.0 }, 0, 0.5),
+            Err(IsolationError::InvalidParameter {
+                name: "dimension",
+                ..
+            })
+        ));
+        let mut ogd = KernelOgd::new(OgdKernel::Gaussian { gamma: 1.0 }, 2, 0.5).unwrap();
+        assert_eq!(
+            ogd.update_row(Row::Dense(ndarray::array![1.0, 2.0, 3.0].view()), 1.0),
+            Err(IsolationError::DimensionMismatch {
+                expected: 2,
+                got: 3
+            })
+        );
+        assert_eq!(ogd.support_vectors(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not in {-1, +1}")]
+    fn labels_outside_plus_minus_one_panic() {
+        let mut l = IkOgd::new(2, 4, 0.5).unwrap();
+        l.update(&[0, 1], 0.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "length t")]
+    fn index_vectors_of_the_wrong_length_panic() {
+        let l = IkOgdDual::new(3, 4, 0.5).unwrap();
+        l.predict_one(&[0, 1]);
+    }
+}
