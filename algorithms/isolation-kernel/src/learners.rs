@@ -40,7 +40,7 @@ pub fn label(g: f64) -> f64 {
     }
 }
 
-fn check_eta(eta: f64) -> Result<(), IsolationError> {
+pub(crate) fn check_eta(eta: f64) -> Result<(), IsolationError> {
     if !(eta.is_finite() && eta > 0.0) {
         return Err(IsolationError::InvalidParameter {
             name: "eta",
@@ -76,7 +76,7 @@ fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
     Ok(())
 }
 
-fn check_label(c: f64) {
+pub(crate) fn check_label(c: f64) {
     assert!(
         c == 1.0 || c == -1.0,
         "label {c} is not in {{-1, +1}}; convert labels at load (spec D12)"
@@ -348,7 +348,15 @@ impl OgdKernel {
         Ok(k)
     }
 
-    fn check(&self) -> Result<(), IsolationError> {
+    /// k(x_j, x) of a stored support vector and a (checked) row.
+    pub(crate) fn eval(&self, sv: &StoredRow, x: Row) -> f64 {
+        match *self {
+            OgdKernel::Laplacian { gamma } => (-gamma * sv.distance(x, f64::abs)).exp(),
+            OgdKernel::Gaussian { gamma } => (-gamma * sv.distance(x, |z| z * z)).exp(),
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), IsolationError> {
         let gamma = match *self {
             OgdKernel::Laplacian { gamma } | OgdKernel::Gaussian { gamma } => gamma,
         };
@@ -365,13 +373,13 @@ impl OgdKernel {
 
 /// A support vector in sparse form (the non-zeros of x_j, strictly increasing columns).
 #[derive(Debug, Clone, PartialEq)]
-struct StoredRow {
+pub(crate) struct StoredRow {
     indices: Vec<u32>,
     values: Vec<f64>,
 }
 
 impl StoredRow {
-    fn from_row(x: Row) -> Self {
+    pub(crate) fn from_row(x: Row) -> Self {
         let (mut indices, mut values) = (Vec::new(), Vec::new());
         match x {
             Row::Dense(x) => {
@@ -502,14 +510,6 @@ impl KernelOgd {
         self.kernel_evaluations.get()
     }
 
-    /// k(x_j, x) for support vector j.
-    fn k(&self, sv: &StoredRow, x: Row) -> f64 {
-        match self.kernel {
-            OgdKernel::Laplacian { gamma } => (-gamma * sv.distance(x, f64::abs)).exp(),
-            OgdKernel::Gaussian { gamma } => (-gamma * sv.distance(x, |z| z * z)).exp(),
-        }
-    }
-
     /// f(x) = Σ_j α_j k(x_j, x) of a dense or sparse row, after checking its dimension (and,
     /// dense, finiteness).
     pub fn predict_row(&self, x: Row) -> Result<f64, IsolationError> {
@@ -538,7 +538,7 @@ impl KernelOgd {
             .set(self.kernel_evaluations.get() + self.alpha.len() as u64);
         let mut f = 0.0;
         for (sv, &a) in self.svs.iter().zip(&self.alpha) {
-            f += a * self.k(sv, x);
+            f += a * self.kernel.eval(sv, x);
         }
         f
     }

@@ -10,16 +10,19 @@
 //!   ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` next to the naive tψ one;
 //! * [`input`]: dense rows and sparse (CSR) rows, never densified;
 //! * [`learners`]: the online classifiers IK-OGD (primal, naive, dual) and kernel OGD with
-//!   the Laplacian L_ψ (spec §6, §7.1), with operation counters.
+//!   the Laplacian L_ψ (spec §6, §7.1), with operation counters;
+//! * [`nogd`]: Nyström OGD with b landmarks and rank r (spec §7.2, D7–D9).
 
 pub mod anne;
 pub mod iforest;
 pub mod input;
 pub mod kernel;
 pub mod learners;
+pub mod nogd;
 
 mod error;
 pub use error::IsolationError;
 pub use input::{CsrRows, Row, Rows, SparseRow};
 pub use kernel::{dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings};
 pub use learners::{label, IkOgd, IkOgdDual, IkOgdNaive, KernelOgd, OgdKernel, PAPER_ETA};
+pub use nogd::{Nogd, NogdParams};
