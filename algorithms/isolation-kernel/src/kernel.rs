@@ -65,27 +65,7 @@ impl IsolationKernel {
         rng: &mut R,
     ) -> Result<Self, IsolationError> {
         let (n, dim) = (data.n_rows(), data.dim());
-        if psi < 2 {
-            return Err(IsolationError::InvalidParameter {
-                name: "psi",
-                value: psi.to_string(),
-                expected: "a subsample size of at least 2",
-            });
-        }
-        if t == 0 {
-            return Err(IsolationError::InvalidParameter {
-                name: "t",
-                value: "0".into(),
-                expected: "at least 1 partitioning",
-            });
-        }
-        if t.checked_mul(psi).is_none_or(|c| c > u32::MAX as usize) {
-            return Err(IsolationError::InvalidParameter {
-                name: "t * psi",
-                value: format!("{t} * {psi}"),
-                expected: "at most 2^32 - 1 feature columns",
-            });
-        }
+        check_t_psi(t, psi)?;
         if let Partitioner::IForest {
             height_limit: Some(0),
         } = partitioner
@@ -355,6 +335,33 @@ impl FeatureMap for IsolationKernel {
     fn features(&self, x: ArrayView2<f64>) -> Result<Features, CoreError> {
         Ok(Features::OneHot(self.one_hot(Rows::Dense(x))?))
     }
+}
+
+/// The sizes of an isolation kernel: ψ >= 2 points per partitioning, t >= 1 partitionings, and
+/// t·ψ feature columns addressable by u32.
+pub(crate) fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
+    if psi < 2 {
+        return Err(IsolationError::InvalidParameter {
+            name: "psi",
+            value: psi.to_string(),
+            expected: "a subsample size of at least 2",
+        });
+    }
+    if t == 0 {
+        return Err(IsolationError::InvalidParameter {
+            name: "t",
+            value: "0".into(),
+            expected: "at least 1 partitioning",
+        });
+    }
+    if t.checked_mul(psi).is_none_or(|c| c > u32::MAX as usize) {
+        return Err(IsolationError::InvalidParameter {
+            name: "t * psi",
+            value: format!("{t} * {psi}"),
+            expected: "at most 2^32 - 1 feature columns",
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

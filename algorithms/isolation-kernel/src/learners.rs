@@ -26,7 +26,7 @@ use kernel_core::OnlineLearner;
 
 use crate::error::IsolationError;
 use crate::input::Row;
-use crate::kernel::{dot, dot_naive, IsolationKernel};
+use crate::kernel::{check_t_psi, dot, dot_naive, IsolationKernel};
 
 /// The paper's step size η = 0.5 ([ARX] §7, Table 3).
 pub const PAPER_ETA: f64 = 0.5;
@@ -46,31 +46,6 @@ pub(crate) fn check_eta(eta: f64) -> Result<(), IsolationError> {
             name: "eta",
             value: eta.to_string(),
             expected: "a finite step size > 0 (the paper uses 0.5)",
-        });
-    }
-    Ok(())
-}
-
-fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
-    if psi < 2 {
-        return Err(IsolationError::InvalidParameter {
-            name: "psi",
-            value: psi.to_string(),
-            expected: "a subsample size of at least 2",
-        });
-    }
-    if t == 0 {
-        return Err(IsolationError::InvalidParameter {
-            name: "t",
-            value: "0".into(),
-            expected: "at least 1 partitioning",
-        });
-    }
-    if t.checked_mul(psi).is_none_or(|c| c > u32::MAX as usize) {
-        return Err(IsolationError::InvalidParameter {
-            name: "t * psi",
-            value: format!("{t} * {psi}"),
-            expected: "at most 2^32 - 1 feature columns",
         });
     }
     Ok(())
