@@ -87,6 +87,10 @@ pub struct Config {
     /// Parameters of the experiment kind. An array value is a grid axis: the cells are the
     /// Cartesian product of all axes.
     pub params: toml::Table,
+    /// `[[case]]`: parameters set on the grid points that match `when` (e.g. a smaller ψ grid
+    /// for one method), applied in order after the grid is expanded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub case: Vec<Case>,
     /// Named overrides, e.g. `[profile.quick]` for `repro check`.
     #[serde(default)]
     pub profile: BTreeMap<String, toml::Table>,
@@ -103,6 +107,58 @@ pub struct Config {
     /// Published (or reference) numbers that `repro report` sets beside the reproduced ones.
     #[serde(default)]
     pub reference: Vec<crate::report::Reference>,
+}
+
+/// `[[case]] when = { method = "ik_a" }, params = { cv_psi_max = 256 }`: the grid points whose
+/// parameters equal every value of `when` get the values of `params` (added or replaced); with
+/// `skip = true` instead, they are left out of the grid (e.g. a budget one method cannot use).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub when: toml::Table,
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub params: toml::Table,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip: bool,
+}
+
+/// Applies the `[[case]]`s to the expanded grid; a case that names no `[params]` key or sets a
+/// grid axis (an array) is an error. A case may match no point (a profile may shrink the grid),
+/// but a grid left empty is an error.
+pub fn apply_cases(
+    params: &toml::Table,
+    cases: &[Case],
+    grid: &mut Vec<toml::Table>,
+) -> Result<(), String> {
+    for (i, case) in cases.iter().enumerate() {
+        let at = |m: String| format!("case #{}: {m}", i + 1);
+        if case.when.is_empty() || case.params.is_empty() == !case.skip {
+            return Err(at(
+                "give `when` and either `params` or `skip = true` a value".into(),
+            ));
+        }
+        if let Some(k) = case.when.keys().find(|k| !params.contains_key(*k)) {
+            return Err(at(format!(
+                "when.{k} is not a key of [params]; a case selects grid points by their parameters"
+            )));
+        }
+        if let Some((k, _)) = case.params.iter().find(|(_, v)| v.is_array()) {
+            return Err(at(format!(
+                "params.{k} is an array; a case sets one value (grid axes belong in [params])"
+            )));
+        }
+        let matches = |point: &toml::Table| case.when.iter().all(|(k, v)| point.get(k) == Some(v));
+        if case.skip {
+            grid.retain(|p| !matches(p));
+        } else {
+            for point in grid.iter_mut().filter(|p| matches(p)) {
+                for (k, v) in &case.params {
+                    point.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A config ready to run: resolved, validated, grid expanded.
@@ -389,7 +445,11 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
             config.repeats
         ));
     }
-    let grid = expand_grid(&config.params)?;
+    let mut grid = expand_grid(&config.params)?;
+    apply_cases(&config.params, &config.case, &mut grid)?;
+    if grid.is_empty() {
+        return Err("the [[case]]s skip every point of the grid".into());
+    }
     if grid.len().saturating_mul(config.repeats) > MAX_CELLS {
         return Err(format!(
             "{} grid points x {} repeats = {} cells; at most {MAX_CELLS} in one run: split the \
@@ -538,6 +598,45 @@ pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cases_set_parameters_of_the_points_they_match() {
+        let params: toml::Table = toml::from_str("method = ['a', 'b']\nx = [1, 2]\ny = 0").unwrap();
+        let mut grid = expand_grid(&params).unwrap();
+        let case = |text: &str| -> Case { toml::from_str(text).unwrap() };
+        apply_cases(
+            &params,
+            &[case(
+                "when = { method = 'b' }\nparams = { y = 5, z = 'new' }",
+            )],
+            &mut grid,
+        )
+        .unwrap();
+        for p in &grid {
+            let b = p["method"].as_str() == Some("b");
+            assert_eq!(p["y"].as_integer(), Some(if b { 5 } else { 0 }));
+            assert_eq!(p.contains_key("z"), b);
+        }
+        let err = |text: &str| {
+            let mut grid = expand_grid(&params).unwrap();
+            apply_cases(&params, &[case(text)], &mut grid).unwrap_err()
+        };
+        assert!(err("when = { methd = 'b' }\nparams = { y = 1 }").contains("when.methd"));
+        assert!(err("when = { method = 'b' }\nparams = { y = [1, 2] }").contains("array"));
+        assert!(err("when = { method = 'b' }\nparams = {}").contains("either"));
+        assert!(err("when = { method = 'b' }\nparams = { y = 1 }\nskip = true").contains("either"));
+        let mut grid = expand_grid(&params).unwrap();
+        apply_cases(
+            &params,
+            &[case("when = { method = 'a', x = 2 }\nskip = true")],
+            &mut grid,
+        )
+        .unwrap();
+        assert_eq!(grid.len(), 3);
+        assert!(!grid
+            .iter()
+            .any(|p| p["method"].as_str() == Some("a") && p["x"].as_integer() == Some(2)));
+    }
 
     #[test]
     fn grid_is_the_cartesian_product() {

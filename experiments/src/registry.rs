@@ -1,13 +1,16 @@
 //! The registered experiment kinds, by `experiment.kind` name. Registering a kind here changes
 //! no other kind's cache keys (this file is not a numeric source).
 
-use crate::kinds::{mondrian, Adapter, ExperimentKind};
+use crate::kinds::{isolation_kernel, mondrian, Adapter, ExperimentKind};
 
 static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<mondrian::kernel_approximation::KernelApproximation>::new(),
     &Adapter::<mondrian::feature_ridge::FeatureRidge>::new(),
     &Adapter::<mondrian::lifetime_sweep::LifetimeSweep>::new(),
     &Adapter::<mondrian::width_selection::WidthSelection>::new(),
+    &Adapter::<isolation_kernel::batch_classification::BatchClassification>::new(),
+    &Adapter::<isolation_kernel::online_stream::OnlineStream>::new(),
+    &Adapter::<isolation_kernel::laplacian_agreement::LaplacianAgreement>::new(),
 ];
 
 /// Every registered kind.

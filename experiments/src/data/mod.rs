@@ -83,6 +83,13 @@ pub struct DatasetSpec {
     /// repetition k) or `{ kind = "random", test_fraction = 0.3, stratify = true }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitSpec>,
+    /// Binarise a classification set: rows of these classes become class `+1`, all others
+    /// `-1` (e.g. MNIST `["3", "4", "6", "7", "9"]` in the Isolation Kernel paper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positive_classes: Option<Vec<String>>,
+    /// Multiply every input value by this factor (e.g. `1/255` for 8-bit pixels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_scale: Option<f64>,
 }
 
 impl DataSpec {
@@ -159,6 +166,39 @@ impl DataSpec {
                 d.name
             )
         })?;
+        if let Some(scale) = d.input_scale {
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(format!(
+                    "data.input_scale = {scale}: must be a finite factor > 0"
+                ));
+            }
+        }
+        if let Some(positive) = &d.positive_classes {
+            if table.task != Task::Classification {
+                return Err(format!(
+                    "data.positive_classes: {} is not a classification set",
+                    d.name
+                ));
+            }
+            if positive.is_empty() {
+                return Err("data.positive_classes: name at least one class".into());
+            }
+            if let Some(names) = &table.classes {
+                if let Some(bad) = positive.iter().find(|c| !names.contains(c)) {
+                    return Err(format!(
+                        "data.positive_classes: {bad:?} is not a class of {} (classes: {})",
+                        d.name,
+                        names.join(", ")
+                    ));
+                }
+                if positive.len() >= names.len() {
+                    return Err(format!(
+                        "data.positive_classes: every class of {} is positive; leave at least one negative",
+                        d.name
+                    ));
+                }
+            }
+        }
         let published = table.rows.len() == 2;
         let masks = table.test_mask.is_some();
         match &d.split {
@@ -419,6 +459,45 @@ pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), DataProblem> 
     }
 }
 
+/// Rows of the `positive` classes become class `+1` (label 1), the others `-1` (label 0).
+fn binarise(set: &mut LabelledSet, positive: &[String]) -> Result<()> {
+    let Targets::Classes { labels, names } = &set.y else {
+        bail!("data.positive_classes: {} has real targets", set.name);
+    };
+    if let Some(bad) = positive.iter().find(|c| !names.contains(c)) {
+        bail!(
+            "data.positive_classes: {bad:?} is not a class of {} (classes: {})",
+            set.name,
+            names.join(", ")
+        );
+    }
+    let is_positive: Vec<bool> = names.iter().map(|n| positive.contains(n)).collect();
+    set.y = Targets::Classes {
+        labels: labels
+            .iter()
+            .map(|&l| u32::from(is_positive[l as usize]))
+            .collect(),
+        names: vec!["-1".into(), "+1".into()],
+    };
+    Ok(())
+}
+
+/// Every input value times `scale`.
+fn scale_inputs(set: &mut LabelledSet, scale: f64) {
+    set.x = match std::mem::replace(&mut set.x, Inputs::Dense(Array2::zeros((0, 0)))) {
+        Inputs::Dense(x) => Inputs::Dense(x * scale),
+        Inputs::Sparse(x) => {
+            let n_cols = x.n_cols();
+            let (_, indptr, indices, values) = x.into_parts();
+            let values = values.into_iter().map(|v| v * scale).collect();
+            Inputs::Sparse(
+                datasets::CsrMatrix::from_parts(n_cols, indptr, indices, values)
+                    .expect("scaling keeps a valid CSR matrix"),
+            )
+        }
+    };
+}
+
 fn range(r: Range<usize>) -> Vec<usize> {
     r.collect()
 }
@@ -443,7 +522,13 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
                 })
                 .collect();
             digests.insert(d.name.clone(), files);
-            let set = datasets::load_dataset(&dirs, dataset)?;
+            let mut set = datasets::load_dataset(&dirs, dataset)?;
+            if let Some(positive) = &d.positive_classes {
+                binarise(&mut set, positive)?;
+            }
+            if let Some(scale) = d.input_scale {
+                scale_inputs(&mut set, scale);
+            }
             let split = match (&d.split, &set.given) {
                 (Some(s), _) => s.clone(),
                 (None, GivenSplits::TrainTest { .. }) => SplitSpec::Given,

@@ -11,6 +11,7 @@
 //! `kinds/common/`; a kind never imports another kind.
 
 pub mod common;
+pub mod isolation_kernel;
 pub mod kind;
 pub mod mondrian;
 

@@ -6,10 +6,15 @@
 //! * [`sweep`]: the Mondrian lifetime sweep with its kernel learner, and its checkpoints;
 //! * [`clock`]: per-thread CPU time;
 //! * [`feature_maps`]: random feature maps by their config name;
-//! * [`params`]: checks of parameters and data that several kinds share.
+//! * [`params`]: checks of parameters and data that several kinds share;
+//! * [`binary`]: binary classification examples (labels ±1, inputs dense or sparse);
+//! * [`online_classifiers`]: the online classifiers of the Isolation Kernel paper by their
+//!   config name, and ψ by cross-validation.
 
+pub mod binary;
 pub mod clock;
 pub mod feature_maps;
+pub mod online_classifiers;
 pub mod params;
 pub mod sweep;
 pub mod transductive;

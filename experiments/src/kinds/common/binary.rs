@@ -1,0 +1,147 @@
+//! Binary classification examples: inputs (dense or CSR, never densified) with labels ±1, and
+//! the rows of one repetition's split. Labels come from a two-class set whose classes are named
+//! `-1` and `+1` (LIBSVM files, or any set binarised by `[data] positive_classes`; spec D12).
+
+use anyhow::{bail, Result};
+use datasets::{Inputs, Targets};
+use isolation_kernel::{Row, SparseRow};
+
+use crate::config::DataSpec;
+use crate::data::{DataView, SplitSets};
+
+/// `check_data` of kinds that need a classification set.
+pub fn require_classification(kind: &str, data: &DataSpec) -> Result<(), String> {
+    match data.task()? {
+        Some(datasets::Task::Classification) => Ok(()),
+        Some(datasets::Task::Regression) => Err(format!(
+            "{kind} needs binary classification data; these data are a regression set"
+        )),
+        None => Err(format!(
+            "{kind} needs binary classification data; these data are points without labels"
+        )),
+    }
+}
+
+/// Examples `(x_i, c_i)` with `c_i ∈ {−1, +1}`.
+pub struct Examples {
+    x: Inputs,
+    y: Vec<f64>,
+}
+
+impl Examples {
+    /// The given rows of a labelled set, in that order.
+    pub fn select(sets: &SplitSets, rows: &[usize]) -> Result<Examples> {
+        let labels = signs(&sets.set.name, &sets.set.y)?;
+        let (x, _) = sets.rows(rows);
+        Ok(Examples {
+            x,
+            y: rows.iter().map(|&i| labels[i]).collect(),
+        })
+    }
+
+    /// The rows `ids` of these examples, in that order.
+    pub fn subset(&self, ids: &[usize]) -> Examples {
+        Examples {
+            x: self.x.select_rows(ids),
+            y: ids.iter().map(|&i| self.y[i]).collect(),
+        }
+    }
+
+    /// Number of examples.
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+
+    /// Input dimension d.
+    pub fn dim(&self) -> usize {
+        self.x.n_cols()
+    }
+
+    /// The label c_i.
+    pub fn label(&self, i: usize) -> f64 {
+        self.y[i]
+    }
+
+    /// The inputs.
+    pub fn inputs(&self) -> &Inputs {
+        &self.x
+    }
+
+    /// Input row i, dense or sparse.
+    pub fn row(&self, i: usize) -> Row<'_> {
+        match &self.x {
+            Inputs::Dense(x) => Row::Dense(x.row(i)),
+            Inputs::Sparse(x) => {
+                let (indices, values) = x.row(i);
+                Row::Sparse(
+                    SparseRow::new(indices, values, x.n_cols())
+                        .expect("a CSR matrix of the datasets crate holds valid rows"),
+                )
+            }
+        }
+    }
+
+    /// Share of +1 labels.
+    pub fn positive_rate(&self) -> f64 {
+        self.y.iter().filter(|&&c| c > 0.0).count() as f64 / self.len().max(1) as f64
+    }
+}
+
+/// The ±1 label of every row of a two-class set with classes `-1` and `+1`.
+fn signs(name: &str, y: &Targets) -> Result<Vec<f64>> {
+    let Some((labels, names)) = y.as_classes() else {
+        bail!("{name} has real targets; this experiment needs classes -1 and +1");
+    };
+    let position = |n: &str| names.iter().position(|c| c == n);
+    let (Some(neg), Some(pos), 2) = (position("-1"), position("+1"), names.len()) else {
+        bail!(
+            "{name} has classes {}; this experiment needs exactly the classes -1 and +1 \
+             (binarise with [data] positive_classes = [...])",
+            names.join(", ")
+        );
+    };
+    Ok(labels
+        .iter()
+        .map(|&l| {
+            if l as usize == pos {
+                1.0
+            } else {
+                debug_assert_eq!(l as usize, neg);
+                -1.0
+            }
+        })
+        .collect())
+}
+
+/// The training and test examples of one repetition's split.
+pub struct BinarySplit {
+    pub train: Examples,
+    pub test: Examples,
+}
+
+impl BinarySplit {
+    pub fn prepare(data: &DataView) -> Result<BinarySplit> {
+        let sets = data.sets()?;
+        if !sets.parts.validation.is_empty() {
+            bail!("this experiment uses a training and a test set only");
+        }
+        Ok(BinarySplit {
+            train: Examples::select(sets, &sets.parts.train)?,
+            test: Examples::select(sets, &sets.parts.test)?,
+        })
+    }
+
+    /// Training then test examples as one set (the online stream of spec §10.2).
+    pub fn stream(data: &DataView) -> Result<Examples> {
+        let sets = data.sets()?;
+        let mut rows = sets.parts.train.clone();
+        rows.extend(&sets.parts.validation);
+        rows.extend(&sets.parts.test);
+        Examples::select(sets, &rows)
+    }
+}

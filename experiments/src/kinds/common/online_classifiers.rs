@@ -1,0 +1,698 @@
+//! The online binary classifiers of the Isolation Kernel paper by their config name, their
+//! shared parameters, and ψ by k-fold cross-validation: the one place the harness names them.
+//!
+//! * `ik_i`, `ik_a`: IK-OGD (primal, t look-ups) on the IK_i (iForest) or IK_a (aNNE) map;
+//! * `ik_i_naive`: the same model, every prediction over all tψ weights (Fig. 4);
+//! * `ik_i_dual`: the same model kept as support vectors (§8.1.1);
+//! * `ogd`: kernel OGD with L_ψ (or a Gaussian kernel, D1), unbounded support vectors;
+//! * `nogd`: Nyström OGD, budget b, rank r (D7-D9).
+//!
+//! Every learner predicts, then updates (hinge, η = 0.5). An IK learner's partitionings are
+//! drawn from the examples it is built on (the training set, or the initial block of a stream)
+//! and stay fixed. Test predictions of NOGD use the averaged weights (D9).
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use isolation_kernel::{
+    label, IkOgd, IkOgdDual, IkOgdNaive, IsolationKernel, KernelOgd, Nogd, NogdParams, OgdKernel,
+    Partitioner, Rows,
+};
+use kernel_core::OnlineLearner;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::kinds::common::binary::Examples;
+
+/// A learner of the paper, as a config names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    IkI,
+    IkA,
+    IkINaive,
+    IkIDual,
+    Ogd,
+    Nogd,
+}
+
+/// Every method a config can name, with its name.
+pub const METHODS: &[(&str, Method)] = &[
+    ("ik_i", Method::IkI),
+    ("ik_a", Method::IkA),
+    ("ik_i_naive", Method::IkINaive),
+    ("ik_i_dual", Method::IkIDual),
+    ("ogd", Method::Ogd),
+    ("nogd", Method::Nogd),
+];
+
+impl Method {
+    pub fn find(name: &str) -> Result<Method, String> {
+        METHODS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| {
+                let known: Vec<_> = METHODS.iter().map(|(n, _)| *n).collect();
+                format!("method = {name:?} is unknown; one of {}", known.join(", "))
+            })
+    }
+
+    /// Whether it learns on an Isolation Kernel map (random: its partitionings).
+    pub fn isolation(self) -> bool {
+        matches!(
+            self,
+            Method::IkI | Method::IkA | Method::IkINaive | Method::IkIDual
+        )
+    }
+}
+
+/// ψ: a fixed value, or `"cv"` (k-fold cross-validation over the powers of two from
+/// `cv_psi_min` to `cv_psi_max`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Psi {
+    Fixed(usize),
+    Select(String),
+}
+
+/// The height limit of IK_i trees (D2): `"none"` (full isolation, the paper), `"log2_psi"`
+/// (⌈log₂ ψ⌉, the authors' code), or a depth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HeightLimit {
+    Depth(usize),
+    Named(String),
+}
+
+fn default_psi_min() -> usize {
+    4
+}
+fn default_psi_max() -> usize {
+    4096
+}
+fn default_folds() -> usize {
+    5
+}
+fn default_t() -> usize {
+    100
+}
+fn default_height() -> HeightLimit {
+    HeightLimit::Named("none".into())
+}
+fn default_kernel() -> String {
+    "laplacian".into()
+}
+fn default_budget() -> usize {
+    100
+}
+fn default_rank() -> usize {
+    20
+}
+fn default_eta() -> f64 {
+    isolation_kernel::PAPER_ETA
+}
+
+/// The learner's parameters (the paper's settings are the defaults: t = 100, b = 100, r = 20,
+/// η = 0.5, L_ψ, full isolation, ψ by 5-fold CV over 2^2..2^12 when `psi = "cv"`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LearnerParams {
+    /// `ik_i`, `ik_a`, `ik_i_naive`, `ik_i_dual`, `ogd` or `nogd`.
+    pub method: String,
+    /// ψ (IK subsample size; the Laplacian L_ψ's sharpness for OGD and NOGD) or `"cv"`.
+    pub psi: Psi,
+    /// Cross-validation tries the powers of two from `cv_psi_min` to `cv_psi_max` (2^2..2^12).
+    #[serde(default = "default_psi_min")]
+    pub cv_psi_min: usize,
+    #[serde(default = "default_psi_max")]
+    pub cv_psi_max: usize,
+    /// k of the k-fold cross-validation.
+    #[serde(default = "default_folds")]
+    pub cv_folds: usize,
+    /// Cross-validate on the first examples only (OGD's cost is quadratic in them; default:
+    /// all of the training set or initial block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv_examples: Option<usize>,
+    /// Number of partitionings t (IK methods).
+    #[serde(default = "default_t")]
+    pub t: usize,
+    /// IK_i tree height limit: `"none"`, `"log2_psi"` or a depth (D2).
+    #[serde(default = "default_height")]
+    pub height_limit: HeightLimit,
+    /// OGD/NOGD kernel: `"laplacian"` (L_ψ, γ = ln ψ / d on L1) or `"gaussian"` (γ = `gamma`).
+    #[serde(default = "default_kernel")]
+    pub kernel: String,
+    /// γ of the Gaussian kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<f64>,
+    /// NOGD budget b.
+    #[serde(default = "default_budget")]
+    pub budget: usize,
+    /// NOGD rank r.
+    #[serde(default = "default_rank")]
+    pub rank: usize,
+    /// Step size η.
+    #[serde(default = "default_eta")]
+    pub eta: f64,
+    /// NOGD: keep the phase-1 model at the switch (D8; default w = 0).
+    #[serde(default)]
+    pub carry_over: bool,
+}
+
+/// The keys of [`LearnerParams`] (a kind's own keys are the others).
+pub const LEARNER_KEYS: &[&str] = &[
+    "method",
+    "psi",
+    "cv_psi_min",
+    "cv_psi_max",
+    "cv_folds",
+    "cv_examples",
+    "t",
+    "height_limit",
+    "kernel",
+    "gamma",
+    "budget",
+    "rank",
+    "eta",
+    "carry_over",
+];
+
+/// Largest ψ, t and b a config may ask for (memory: tψ weights; b² Gram entries).
+pub const MAX_PSI: usize = 1 << 20;
+pub const MAX_T: usize = 100_000;
+pub const MAX_BUDGET: usize = 20_000;
+
+impl LearnerParams {
+    pub fn method(&self) -> Method {
+        Method::find(&self.method).expect("checked")
+    }
+
+    /// The ψ values cross-validation tries.
+    pub fn psi_grid(&self) -> Vec<usize> {
+        std::iter::successors(Some(self.cv_psi_min), |p| Some(p * 2))
+            .take_while(|&p| p <= self.cv_psi_max)
+            .collect()
+    }
+
+    /// Whether ψ is chosen by cross-validation.
+    pub fn selects_psi(&self) -> bool {
+        matches!(self.psi, Psi::Select(_))
+    }
+
+    pub fn check(&self) -> Result<(), String> {
+        let method = Method::find(&self.method)?;
+        let check_psi = |name: &str, psi: usize| {
+            if !(2..=MAX_PSI).contains(&psi) {
+                Err(format!("{name} = {psi}: expected 2 ..= {MAX_PSI}"))
+            } else {
+                Ok(())
+            }
+        };
+        match &self.psi {
+            Psi::Fixed(p) => check_psi("psi", *p)?,
+            Psi::Select(s) if s == "cv" => {
+                for (name, p) in [
+                    ("cv_psi_min", self.cv_psi_min),
+                    ("cv_psi_max", self.cv_psi_max),
+                ] {
+                    check_psi(name, p)?;
+                    if !p.is_power_of_two() {
+                        return Err(format!("{name} = {p}: expected a power of two"));
+                    }
+                }
+                if self.cv_psi_min > self.cv_psi_max {
+                    return Err(format!(
+                        "cv_psi_min = {} exceeds cv_psi_max = {}",
+                        self.cv_psi_min, self.cv_psi_max
+                    ));
+                }
+                if !(2..=20).contains(&self.cv_folds) {
+                    return Err(format!("cv_folds = {}: expected 2 ..= 20", self.cv_folds));
+                }
+                if let Some(n) = self.cv_examples {
+                    if n < 2 * self.cv_folds {
+                        return Err(format!(
+                            "cv_examples = {n}: at least 2 per fold ({})",
+                            2 * self.cv_folds
+                        ));
+                    }
+                }
+                if !method.isolation() && self.kernel == "gaussian" {
+                    return Err(
+                        "psi = \"cv\" selects L_psi; with kernel = \"gaussian\" fix psi".into(),
+                    );
+                }
+            }
+            Psi::Select(s) => return Err(format!("psi = {s:?}: expected an integer or \"cv\"")),
+        }
+        if !(1..=MAX_T).contains(&self.t) {
+            return Err(format!("t = {}: expected 1 ..= {MAX_T}", self.t));
+        }
+        match &self.height_limit {
+            HeightLimit::Depth(0) => return Err("height_limit = 0: at least 1, or \"none\"".into()),
+            HeightLimit::Named(s) if s != "none" && s != "log2_psi" => {
+                return Err(format!(
+                    "height_limit = {s:?}: expected \"none\", \"log2_psi\" or a depth"
+                ))
+            }
+            _ => {}
+        }
+        match (self.kernel.as_str(), self.gamma) {
+            ("laplacian", None) => {}
+            ("laplacian", Some(_)) => {
+                return Err(
+                    "gamma: only for kernel = \"gaussian\" (L_psi takes gamma = ln psi / d)".into(),
+                )
+            }
+            ("gaussian", Some(g)) if g.is_finite() && g > 0.0 => {}
+            ("gaussian", _) => return Err("gamma: kernel = \"gaussian\" needs gamma > 0".into()),
+            (other, _) => {
+                return Err(format!(
+                    "kernel = {other:?}: expected \"laplacian\" or \"gaussian\""
+                ))
+            }
+        }
+        if !(1..=MAX_BUDGET).contains(&self.budget) {
+            return Err(format!(
+                "budget = {}: expected 1 ..= {MAX_BUDGET}",
+                self.budget
+            ));
+        }
+        if self.rank == 0 || self.rank > self.budget {
+            return Err(format!(
+                "rank = {}: expected 1 ..= budget ({})",
+                self.rank, self.budget
+            ));
+        }
+        if !(self.eta.is_finite() && self.eta > 0.0) {
+            return Err(format!("eta = {}: expected a finite step > 0", self.eta));
+        }
+        Ok(())
+    }
+
+    fn partitioner(&self, psi: usize) -> Partitioner {
+        match self.method() {
+            Method::IkA => Partitioner::Anne,
+            _ => Partitioner::IForest {
+                height_limit: match &self.height_limit {
+                    HeightLimit::Depth(h) => Some(*h),
+                    HeightLimit::Named(s) if s == "log2_psi" => {
+                        Some(isolation_kernel::paper_height_limit(psi).max(1))
+                    }
+                    HeightLimit::Named(_) => None,
+                },
+            },
+        }
+    }
+
+    fn ogd_kernel(&self, psi: usize, dim: usize) -> Result<OgdKernel> {
+        Ok(match self.gamma {
+            Some(g) => OgdKernel::gaussian(g)?,
+            None => OgdKernel::laplacian_psi(psi, dim)?,
+        })
+    }
+}
+
+pub enum IkModel {
+    Primal(IkOgd),
+    Naive(IkOgdNaive),
+    Dual(IkOgdDual),
+}
+
+/// One learner, ready for a stream.
+pub enum Classifier {
+    Isolation {
+        map: IsolationKernel,
+        model: IkModel,
+    },
+    Ogd(KernelOgd),
+    Nogd(Nogd),
+}
+
+/// Deterministic work counters (they make the complexity claims checkable without timing).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counters {
+    /// Support vectors (OGD, IK dual), landmarks (NOGD) or updates (IK primal).
+    pub support_vectors: usize,
+    /// Kernel evaluations k(x_j, x) (OGD, NOGD; IK dual: ⟨Φ(x_j), Φ(x)⟩).
+    pub kernel_evaluations: u64,
+    /// Weight look-ups (IK primal: t per prediction; naive: tψ).
+    pub lookups: u64,
+}
+
+impl Classifier {
+    /// A fresh learner with ψ = `psi`; IK partitionings are drawn from `fit` with `rng`.
+    pub fn build(
+        p: &LearnerParams,
+        psi: usize,
+        fit: &Examples,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Self> {
+        let method = p.method();
+        let dim = fit.dim();
+        if method.isolation() {
+            let rows = match fit.inputs() {
+                datasets::Inputs::Dense(x) => Rows::Dense(x.view()),
+                datasets::Inputs::Sparse(x) => Rows::Sparse(isolation_kernel::CsrRows::new(
+                    x.n_cols(),
+                    x.indptr(),
+                    x.indices(),
+                    x.values(),
+                )?),
+            };
+            if psi > fit.len() {
+                bail!(
+                    "psi = {psi} exceeds the {} examples the partitionings are drawn from",
+                    fit.len()
+                );
+            }
+            let map = IsolationKernel::fit(rows, psi, p.t, p.partitioner(psi), rng)?;
+            let model = match method {
+                Method::IkINaive => IkModel::Naive(IkOgdNaive::new(map.t(), psi, p.eta)?),
+                Method::IkIDual => IkModel::Dual(IkOgdDual::for_kernel(&map, p.eta)?),
+                _ => IkModel::Primal(IkOgd::for_kernel(&map, p.eta)?),
+            };
+            return Ok(Classifier::Isolation { map, model });
+        }
+        let kernel = p.ogd_kernel(psi, dim)?;
+        Ok(match method {
+            Method::Ogd => Classifier::Ogd(KernelOgd::new(kernel, dim, p.eta)?),
+            _ => Classifier::Nogd(Nogd::new(NogdParams {
+                kernel,
+                dim,
+                budget: p.budget,
+                rank: p.rank,
+                eta: p.eta,
+                carry_over: p.carry_over,
+            })?),
+        })
+    }
+
+    /// φ(x) of the rows `ids` (n × t, row-major); aNNE maps in parallel (the same numbers for
+    /// any thread count).
+    fn phi(map: &IsolationKernel, ex: &Examples, ids: &[usize]) -> Result<Vec<u32>> {
+        let t = map.t();
+        let mut out = vec![0u32; ids.len() * t];
+        let one = |(o, &i): (&mut [u32], &usize)| map.index_into(ex.row(i), o);
+        if matches!(
+            map.partitionings(),
+            isolation_kernel::Partitionings::Voronoi(_)
+        ) {
+            out.par_chunks_mut(t)
+                .zip(ids.par_iter())
+                .try_for_each(one)?;
+        } else {
+            out.chunks_mut(t).zip(ids.iter()).try_for_each(one)?;
+        }
+        Ok(out)
+    }
+
+    /// Predicts then updates on the rows `ids` in order; returns the number of mistakes
+    /// (sign of the pre-update prediction, 0 counted as −1, vs the label).
+    pub fn train(&mut self, ex: &Examples, ids: &[usize]) -> Result<usize> {
+        let mut mistakes = 0;
+        match self {
+            Classifier::Isolation { map, model } => {
+                let phi = Self::phi(map, ex, ids)?;
+                for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
+                    let c = ex.label(i);
+                    let g = match model {
+                        IkModel::Primal(m) => m.update(row, c),
+                        IkModel::Naive(m) => m.update(row, c),
+                        IkModel::Dual(m) => m.update(row, c),
+                    };
+                    mistakes += usize::from(label(g) != c);
+                }
+            }
+            Classifier::Ogd(m) => {
+                for &i in ids {
+                    let c = ex.label(i);
+                    mistakes += usize::from(label(m.update_row(ex.row(i), c)?) != c);
+                }
+            }
+            Classifier::Nogd(m) => {
+                for &i in ids {
+                    let c = ex.label(i);
+                    mistakes += usize::from(label(m.update_row(ex.row(i), c)?) != c);
+                }
+            }
+        }
+        Ok(mistakes)
+    }
+
+    /// Test-mode predictions of the rows `ids` (no update; NOGD: averaged weights); returns
+    /// the number of correct labels.
+    pub fn test(&self, ex: &Examples, ids: &[usize]) -> Result<usize> {
+        let mut correct = 0;
+        match self {
+            Classifier::Isolation { map, model } => {
+                let phi = Self::phi(map, ex, ids)?;
+                for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
+                    let g = match model {
+                        IkModel::Primal(m) => m.predict_one(row),
+                        IkModel::Naive(m) => m.predict_one(row),
+                        IkModel::Dual(m) => m.predict_one(row),
+                    };
+                    correct += usize::from(label(g) == ex.label(i));
+                }
+            }
+            Classifier::Ogd(m) => {
+                for &i in ids {
+                    correct += usize::from(label(m.predict_row(ex.row(i))?) == ex.label(i));
+                }
+            }
+            Classifier::Nogd(m) => {
+                for &i in ids {
+                    correct +=
+                        usize::from(label(m.predict_averaged_row(ex.row(i))?) == ex.label(i));
+                }
+            }
+        }
+        Ok(correct)
+    }
+
+    pub fn counters(&self) -> Counters {
+        match self {
+            Classifier::Isolation { model, .. } => match model {
+                IkModel::Primal(m) => Counters {
+                    support_vectors: m.support_vectors(),
+                    kernel_evaluations: 0,
+                    lookups: m.lookups(),
+                },
+                IkModel::Naive(m) => Counters {
+                    support_vectors: m.support_vectors(),
+                    kernel_evaluations: 0,
+                    lookups: m.lookups(),
+                },
+                IkModel::Dual(m) => Counters {
+                    support_vectors: m.support_vectors(),
+                    kernel_evaluations: m.kernel_evaluations(),
+                    lookups: 0,
+                },
+            },
+            Classifier::Ogd(m) => Counters {
+                support_vectors: m.support_vectors(),
+                kernel_evaluations: m.kernel_evaluations(),
+                lookups: 0,
+            },
+            Classifier::Nogd(m) => Counters {
+                support_vectors: m.support_vectors(),
+                kernel_evaluations: m.kernel_evaluations(),
+                lookups: 0,
+            },
+        }
+    }
+}
+
+/// The outcome of choosing ψ.
+#[derive(Debug, Clone)]
+pub struct PsiChoice {
+    pub psi: usize,
+    /// Mean held-out accuracy of the chosen ψ (`None` when ψ was fixed).
+    pub cv_accuracy: Option<f64>,
+    /// Wall seconds the cross-validation took (0 when ψ was fixed).
+    pub cv_seconds: f64,
+}
+
+/// ψ: the fixed value, or the one with the best mean held-out accuracy of a k-fold
+/// cross-validation on the examples `ids` in their order (the first `cv_examples` of them;
+/// ties: the smaller ψ). Fold f holds
+/// out the contiguous positions `f·n/k .. (f+1)·n/k`; the learner is built on and trained over
+/// the rest in order (one pass), then tested on the held-out fold. IK candidates larger than a
+/// training fold are skipped. Every (ψ, fold) draws from its own seed (taken from `rng` in a
+/// fixed order), so the choice does not depend on the thread count.
+pub fn choose_psi(
+    p: &LearnerParams,
+    ex: &Examples,
+    ids: &[usize],
+    rng: &mut ChaCha8Rng,
+) -> Result<PsiChoice> {
+    let psi = match &p.psi {
+        Psi::Fixed(psi) => {
+            return Ok(PsiChoice {
+                psi: *psi,
+                cv_accuracy: None,
+                cv_seconds: 0.0,
+            })
+        }
+        Psi::Select(_) => p.psi_grid(),
+    };
+    let start = Instant::now();
+    let ids = &ids[..p.cv_examples.unwrap_or(ids.len()).min(ids.len())];
+    let (n, k) = (ids.len(), p.cv_folds);
+    if n < 2 * k {
+        bail!(
+            "cross-validation needs at least {} examples, got {n}",
+            2 * k
+        );
+    }
+    let bounds: Vec<usize> = (0..=k).map(|f| f * n / k).collect();
+    let smallest_fold_train = (0..k)
+        .map(|f| n - (bounds[f + 1] - bounds[f]))
+        .min()
+        .unwrap_or(0);
+    let candidates: Vec<usize> = psi
+        .iter()
+        .copied()
+        .filter(|&s| !p.method().isolation() || s <= smallest_fold_train)
+        .collect();
+    if candidates.is_empty() {
+        bail!(
+            "no psi of the cross-validation grid fits a cross-validation training fold of {smallest_fold_train} examples"
+        );
+    }
+    let jobs: Vec<(usize, usize, [u8; 32])> = candidates
+        .iter()
+        .flat_map(|&s| (0..k).map(move |f| (s, f)))
+        .map(|(s, f)| (s, f, rng.random()))
+        .collect();
+    let accuracies: Vec<f64> = jobs
+        .par_iter()
+        .map(|&(s, f, seed)| -> Result<f64> {
+            let held: &[usize] = &ids[bounds[f]..bounds[f + 1]];
+            let kept: Vec<usize> = ids[..bounds[f]]
+                .iter()
+                .chain(&ids[bounds[f + 1]..])
+                .copied()
+                .collect();
+            let fit = ex.subset(&kept);
+            let mut learner = Classifier::build(p, s, &fit, &mut ChaCha8Rng::from_seed(seed))?;
+            learner.train(ex, &kept)?;
+            Ok(learner.test(ex, held)? as f64 / held.len() as f64)
+        })
+        .collect::<Result<_>>()?;
+    let mut best: Option<(usize, f64)> = None;
+    for (j, &s) in candidates.iter().enumerate() {
+        let mean = accuracies[j * k..(j + 1) * k].iter().sum::<f64>() / k as f64;
+        if best.is_none_or(|(_, b)| mean > b) {
+            best = Some((s, mean));
+        }
+    }
+    let (psi, acc) = best.expect("at least one candidate");
+    Ok(PsiChoice {
+        psi,
+        cv_accuracy: Some(acc),
+        cv_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Splits a kind's `[params]` point into the learner's keys and the kind's own.
+pub fn split_keys(
+    point: serde_json::Map<String, serde_json::Value>,
+) -> (
+    serde_json::Map<String, serde_json::Value>,
+    serde_json::Map<String, serde_json::Value>,
+) {
+    point
+        .into_iter()
+        .partition(|(k, _)| LEARNER_KEYS.contains(&k.as_str()))
+}
+
+/// A kind's parameters: the learner's ([`LearnerParams`]) and the kind's own `P`, written side by
+/// side in one `[params]` table; unknown keys are rejected by `P`.
+#[derive(Debug, Clone, Serialize)]
+pub struct WithLearner<P> {
+    #[serde(flatten)]
+    pub learner: LearnerParams,
+    #[serde(flatten)]
+    pub own: P,
+}
+
+impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let point = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let (learner, own) = split_keys(point);
+        Ok(WithLearner {
+            learner: serde_json::from_value(serde_json::Value::Object(learner))
+                .map_err(D::Error::custom)?,
+            own: serde_json::from_value(serde_json::Value::Object(own))
+                .map_err(D::Error::custom)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learner_keys_are_the_fields_of_learner_params() {
+        let p: LearnerParams = serde_json::from_value(serde_json::json!({
+            "method": "nogd", "psi": 8, "kernel": "gaussian", "gamma": 0.5, "cv_examples": 100
+        }))
+        .unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        let mut keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        let mut expected: Vec<_> = LEARNER_KEYS.iter().map(|s| s.to_string()).collect();
+        keys.sort();
+        expected.sort();
+        assert_eq!(keys, expected);
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let parse = |v: serde_json::Value| {
+            serde_json::from_value::<LearnerParams>(v)
+                .map_err(|e| e.to_string())
+                .and_then(|p| p.check().map(|_| p))
+        };
+        for (v, needle) in [
+            (serde_json::json!({"method": "svm", "psi": 8}), "unknown"),
+            (serde_json::json!({"method": "ik_i", "psi": 1}), "psi = 1"),
+            (
+                serde_json::json!({"method": "ik_i", "psi": "auto"}),
+                "\"auto\"",
+            ),
+            (
+                serde_json::json!({"method": "ik_i", "psi": 8, "t": 0}),
+                "t = 0",
+            ),
+            (
+                serde_json::json!({"method": "nogd", "psi": 8, "rank": 200}),
+                "rank",
+            ),
+            (
+                serde_json::json!({"method": "ogd", "psi": 8, "kernel": "gaussian"}),
+                "gamma",
+            ),
+            (
+                serde_json::json!({"method": "ik_i", "psi": 8, "height_limit": "half"}),
+                "height_limit",
+            ),
+            (
+                serde_json::json!({"method": "ik_i", "psi": 8, "eta": -1.0}),
+                "eta",
+            ),
+            (
+                serde_json::json!({"method": "ik_i", "psi": 8, "tt": 3}),
+                "unknown field",
+            ),
+        ] {
+            let e = parse(v).unwrap_err();
+            assert!(e.contains(needle), "{e} lacks {needle}");
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The batch protocol of the Isolation Kernel paper (Tables 5-6, Figs. 5-7; spec §10.1): ψ by
+//! k-fold cross-validation on the training set (or fixed), the learner built on the training
+//! set (IK partitionings, NOGD landmarks), one pass over the training examples in file order
+//! (or, with `shuffle = true`, in the repetition's random order, the same for every method),
+//! then the final model tested once.
+//!
+//! Times: `build_seconds` (IK partitionings; wall), `train_seconds` and `test_seconds` (CPU of
+//! the cell's thread, which does all of that work except aNNE's parallel mapping, so IK_a rows
+//! also carry wall times), `total_seconds` = train + test (Table 6). Work counters are
+//! deterministic.
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::config::DataSpec;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::binary::{require_classification, BinarySplit};
+use crate::kinds::common::clock::Clock;
+use crate::kinds::common::online_classifiers::{choose_psi, Classifier, WithLearner};
+use crate::kinds::{ColumnDoc, Kind, Params};
+use crate::table::{row, Row, Value};
+
+pub struct BatchClassification;
+
+/// The kind's own keys of `[params]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Batch {
+    /// Train in the repetition's random order instead of file order (Figs. 5-7: the paper's
+    /// mean ± s.e. over 10 seeds).
+    #[serde(default)]
+    pub shuffle: bool,
+}
+
+pub type BatchParams = WithLearner<Batch>;
+
+impl Params for BatchParams {
+    fn check(&self) -> Result<(), String> {
+        self.learner.check()
+    }
+}
+
+const COLUMNS: &[ColumnDoc] = &[
+    ColumnDoc {
+        name: "psi_used",
+        doc: "psi of the final model (the cross-validated choice when psi = \"cv\")",
+    },
+    ColumnDoc {
+        name: "cv_accuracy",
+        doc: "mean held-out accuracy of the chosen psi (null when psi is fixed)",
+    },
+    ColumnDoc {
+        name: "accuracy",
+        doc: "test accuracy of the final model",
+    },
+    ColumnDoc {
+        name: "train_accuracy",
+        doc: "1 - online mistake rate over the training pass (predict, then update)",
+    },
+    ColumnDoc {
+        name: "test_positive_rate",
+        doc: "share of +1 labels in the test set (the accuracy of a constant predictor is max(rate, 1 - rate))",
+    },
+    ColumnDoc {
+        name: "build_seconds",
+        doc: "wall seconds to draw the IK partitionings (0 for OGD and NOGD)",
+    },
+    ColumnDoc {
+        name: "train_seconds",
+        doc: "CPU seconds of the training pass (mapping included)",
+    },
+    ColumnDoc {
+        name: "test_seconds",
+        doc: "CPU seconds of testing (mapping included)",
+    },
+    ColumnDoc {
+        name: "total_seconds",
+        doc: "train_seconds + test_seconds (Table 6)",
+    },
+    ColumnDoc {
+        name: "wall_seconds",
+        doc: "wall seconds of training and testing (differs from total_seconds when aNNE maps in parallel)",
+    },
+    ColumnDoc {
+        name: "cv_seconds",
+        doc: "wall seconds of the cross-validation (0 when psi is fixed)",
+    },
+    ColumnDoc {
+        name: "support_vectors",
+        doc: "support vectors (OGD, IK dual), landmarks (NOGD) or updates (IK primal) at the end",
+    },
+    ColumnDoc {
+        name: "kernel_evaluations",
+        doc: "kernel evaluations in training and testing (OGD, NOGD, IK dual)",
+    },
+    ColumnDoc {
+        name: "lookups",
+        doc: "weight look-ups in training and testing (IK primal: t per prediction; naive: t psi)",
+    },
+    ColumnDoc {
+        name: "n_train",
+        doc: "training examples",
+    },
+    ColumnDoc {
+        name: "n_test",
+        doc: "test examples",
+    },
+];
+
+impl Kind for BatchClassification {
+    type Params = BatchParams;
+    type Shared = BinarySplit;
+    const NAME: &'static str = "batch_classification";
+    const SUMMARY: &'static str = "IK-OGD, OGD and NOGD trained in one pass and tested once, psi by cross-validation (Isolation Kernel Tables 5-6, Figs. 5-7)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 1;
+    const SOURCES: Sources = Sources {
+        crates: &["isolation-kernel", "kernel-core", "datasets"],
+        files: &[
+            "experiments/src/kinds/isolation_kernel/batch_classification.rs",
+            "experiments/src/kinds/common/binary.rs",
+            "experiments/src/kinds/common/clock.rs",
+            "experiments/src/kinds/common/online_classifiers.rs",
+        ],
+    };
+
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        require_classification(Self::NAME, data)
+    }
+
+    fn deterministic(p: &BatchParams) -> bool {
+        !p.learner.method().isolation() && !p.own.shuffle
+    }
+
+    fn cost(p: &BatchParams) -> f64 {
+        use crate::kinds::common::online_classifiers::Method;
+        let cv = if p.learner.selects_psi() {
+            (p.learner.psi_grid().len() * p.learner.cv_folds) as f64
+        } else {
+            1.0
+        };
+        cv * match p.learner.method() {
+            Method::Ogd => 100.0,
+            Method::IkIDual => 50.0,
+            Method::IkA => 10.0,
+            _ => 1.0,
+        }
+    }
+
+    fn prepare(data: &DataView) -> Result<BinarySplit> {
+        BinarySplit::prepare(data)
+    }
+
+    fn run_cell(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec<Row>> {
+        let p = &params.learner;
+        let all: Vec<usize> = (0..d.train.len()).collect();
+        let order = if params.own.shuffle {
+            ctx.shuffled(&all)
+        } else {
+            all
+        };
+        ctx.progress(0, 3);
+        let choice = choose_psi(p, &d.train, &order, &mut ctx.rng("cv"))?;
+        ctx.progress(1, 3);
+        let built = std::time::Instant::now();
+        let mut learner =
+            Classifier::build(p, choice.psi, &d.train, &mut ctx.rng("partitionings"))?;
+        let build_seconds = built.elapsed().as_secs_f64();
+        let wall = Clock::start();
+        let clock = Clock::start();
+        let mistakes = learner.train(&d.train, &order)?;
+        let train_seconds = clock.cpu();
+        ctx.progress(2, 3);
+        let clock = Clock::start();
+        let test_ids: Vec<usize> = (0..d.test.len()).collect();
+        let correct = learner.test(&d.test, &test_ids)?;
+        let test_seconds = clock.cpu();
+        let wall_seconds = wall.wall();
+        let counters = learner.counters();
+        Ok(vec![row([
+            ("psi_used", choice.psi.into()),
+            (
+                "cv_accuracy",
+                choice.cv_accuracy.map_or(Value::Null, Value::from),
+            ),
+            (
+                "accuracy",
+                Value::from(correct as f64 / d.test.len().max(1) as f64),
+            ),
+            (
+                "train_accuracy",
+                Value::from(1.0 - mistakes as f64 / d.train.len().max(1) as f64),
+            ),
+            ("test_positive_rate", Value::from(d.test.positive_rate())),
+            ("build_seconds", Value::from(build_seconds)),
+            ("train_seconds", Value::from(train_seconds)),
+            ("test_seconds", Value::from(test_seconds)),
+            ("total_seconds", Value::from(train_seconds + test_seconds)),
+            ("wall_seconds", Value::from(wall_seconds)),
+            ("cv_seconds", Value::from(choice.cv_seconds)),
+            ("support_vectors", counters.support_vectors.into()),
+            (
+                "kernel_evaluations",
+                Value::from(counters.kernel_evaluations as i64),
+            ),
+            ("lookups", Value::from(counters.lookups as i64)),
+            ("n_train", d.train.len().into()),
+            ("n_test", d.test.len().into()),
+        ])])
+    }
+}

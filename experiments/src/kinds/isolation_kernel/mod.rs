@@ -1,0 +1,11 @@
+//! Isolation Kernel for large-scale online kernel learning (Ting, Wells, Washio; DMKD 2021):
+//! Tables 5-6, Figs. 3-7 and §8.1.1.
+//!
+//! * [`batch_classification`]: Tables 5-6 and Figs. 5-7, one training pass and one test;
+//! * [`online_stream`]: Fig. 3 (cumulative accuracy and time), Fig. 4 (runtime vs ψ of the
+//!   t-look-up and naive dot products) and §8.1.1 (IK-OGD vs IK-OGD(dual));
+//! * [`laplacian_agreement`]: the KDD 2018 result (IK_i ≈ L_ψ under uniform density), spec V1.
+
+pub mod batch_classification;
+pub mod laplacian_agreement;
+pub mod online_stream;

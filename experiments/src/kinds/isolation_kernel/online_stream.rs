@@ -1,0 +1,300 @@
+//! The online protocol of the Isolation Kernel paper (Fig. 3, Fig. 4, §8.1.1; spec §10.2):
+//! training and test examples concatenated and shuffled (the repetition's order, the same for
+//! every method), an initial block that chooses ψ (k-fold cross-validation, or fixed), draws
+//! the IK partitionings and trains the first model in one pass; then blocks of `block_size`
+//! examples, each first predicted by the current model (test mode) and then learnt example by
+//! example. One row per checkpoint (`checkpoints` of them, evenly spaced over the blocks from
+//! the first to the last): cumulative accuracy over every tested example, cumulative times since
+//! the start of the stream (after the model's construction, the initial block's training
+//! included), and the work counters.
+//!
+//! `stream_points` keeps the first examples of the shuffled stream (the quadratic learners:
+//! OGD, IK-OGD(dual)). A cell over its time budget stops after its current block with the rows
+//! it has (did not finish, as OGD on url in the paper).
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::config::DataSpec;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::binary::{require_classification, BinarySplit, Examples};
+use crate::kinds::common::clock::Clock;
+use crate::kinds::common::online_classifiers::{choose_psi, Classifier, Method, WithLearner};
+use crate::kinds::{ColumnDoc, Kind, Params};
+use crate::table::{row, Row, Value};
+
+pub struct OnlineStream;
+
+fn default_initial() -> usize {
+    30_000
+}
+fn default_block() -> usize {
+    1_000
+}
+fn default_checkpoints() -> usize {
+    11
+}
+
+/// The kind's own keys of `[params]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stream {
+    /// Examples of the initial block (the paper's figures: 30,000).
+    #[serde(default = "default_initial")]
+    pub initial_block: usize,
+    /// Examples per test-then-train block (the paper: 1,000).
+    #[serde(default = "default_block")]
+    pub block_size: usize,
+    /// Rows per cell, evenly spaced over the blocks (the paper: 11).
+    #[serde(default = "default_checkpoints")]
+    pub checkpoints: usize,
+    /// Keep only the first examples of the shuffled stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_points: Option<usize>,
+}
+
+pub type StreamParams = WithLearner<Stream>;
+
+impl Params for StreamParams {
+    fn check(&self) -> Result<(), String> {
+        self.learner.check()?;
+        let s = &self.own;
+        if s.initial_block < 10 {
+            return Err(format!(
+                "initial_block = {}: at least 10 examples",
+                s.initial_block
+            ));
+        }
+        if s.block_size == 0 {
+            return Err("block_size = 0: at least 1".into());
+        }
+        if !(2..=1000).contains(&s.checkpoints) {
+            return Err(format!(
+                "checkpoints = {}: expected 2 ..= 1000",
+                s.checkpoints
+            ));
+        }
+        if let Some(n) = s.stream_points {
+            if n <= s.initial_block {
+                return Err(format!(
+                    "stream_points = {n}: must exceed initial_block = {}",
+                    s.initial_block
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+const COLUMNS: &[ColumnDoc] = &[
+    ColumnDoc {
+        name: "checkpoint",
+        doc: "0-based checkpoint index",
+    },
+    ColumnDoc {
+        name: "points_seen",
+        doc: "examples of the stream so far (initial block + tested blocks)",
+    },
+    ColumnDoc {
+        name: "points_tested",
+        doc: "examples predicted in test mode so far",
+    },
+    ColumnDoc {
+        name: "cumulative_accuracy",
+        doc: "share of tested examples predicted correctly so far",
+    },
+    ColumnDoc {
+        name: "cumulative_seconds",
+        doc: "wall seconds since the start of the stream (initial block's training included)",
+    },
+    ColumnDoc {
+        name: "cpu_seconds",
+        doc: "CPU seconds of the cell's thread since the start of the stream",
+    },
+    ColumnDoc {
+        name: "test_seconds",
+        doc: "CPU seconds spent predicting the blocks in test mode so far",
+    },
+    ColumnDoc {
+        name: "train_seconds",
+        doc: "CPU seconds spent learning (initial block and blocks; each learnt example is predicted once more there)",
+    },
+    ColumnDoc {
+        name: "psi_used",
+        doc: "psi of the model (the cross-validated choice on the initial block when psi = \"cv\")",
+    },
+    ColumnDoc {
+        name: "cv_accuracy",
+        doc: "mean held-out accuracy of the chosen psi on the initial block (null when fixed)",
+    },
+    ColumnDoc {
+        name: "cv_seconds",
+        doc: "wall seconds of the cross-validation (not in cumulative_seconds)",
+    },
+    ColumnDoc {
+        name: "build_seconds",
+        doc: "wall seconds to draw the IK partitionings (not in cumulative_seconds)",
+    },
+    ColumnDoc {
+        name: "support_vectors",
+        doc: "support vectors (OGD, IK dual), landmarks (NOGD) or updates (IK primal) so far",
+    },
+    ColumnDoc {
+        name: "kernel_evaluations",
+        doc: "kernel evaluations so far (OGD, NOGD, IK dual)",
+    },
+    ColumnDoc {
+        name: "lookups",
+        doc: "weight look-ups so far (IK primal and naive)",
+    },
+];
+
+/// Block indices (0-based) after which a checkpoint row is written: `checkpoints` values
+/// evenly spaced from the first block to the last (fewer when there are fewer blocks).
+pub fn checkpoint_blocks(blocks: usize, checkpoints: usize) -> Vec<usize> {
+    if blocks == 0 {
+        return Vec::new();
+    }
+    let mut at: Vec<usize> = (0..checkpoints)
+        .map(|k| ((k as f64) * (blocks - 1) as f64 / (checkpoints - 1) as f64).round() as usize)
+        .collect();
+    at.dedup();
+    at
+}
+
+impl Kind for OnlineStream {
+    type Params = StreamParams;
+    type Shared = Examples;
+    const NAME: &'static str = "online_stream";
+    const SUMMARY: &'static str = "IK-OGD, OGD and NOGD on a shuffled stream of test-then-train blocks: cumulative accuracy and time (Isolation Kernel Figs. 3-4, §8.1.1)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 1;
+    const SOURCES: Sources = Sources {
+        crates: &["isolation-kernel", "kernel-core", "datasets"],
+        files: &[
+            "experiments/src/kinds/isolation_kernel/online_stream.rs",
+            "experiments/src/kinds/common/binary.rs",
+            "experiments/src/kinds/common/clock.rs",
+            "experiments/src/kinds/common/online_classifiers.rs",
+        ],
+    };
+
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        require_classification(Self::NAME, data)
+    }
+
+    fn cost(p: &StreamParams) -> f64 {
+        match p.learner.method() {
+            Method::Ogd => 100.0,
+            Method::IkIDual | Method::IkINaive => 50.0,
+            Method::IkA => 10.0,
+            _ => 1.0,
+        }
+    }
+
+    fn prepare(data: &DataView) -> Result<Examples> {
+        BinarySplit::stream(data)
+    }
+
+    fn run_cell(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
+        let (p, s) = (&params.learner, &params.own);
+        let mut order = ctx.shuffled(&(0..all.len()).collect::<Vec<_>>());
+        if let Some(n) = s.stream_points {
+            order.truncate(n);
+        }
+        if order.len() <= s.initial_block {
+            bail!(
+                "initial_block = {} leaves no examples to test: the stream has {}",
+                s.initial_block,
+                order.len()
+            );
+        }
+        let (initial, rest) = order.split_at(s.initial_block);
+        let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
+        let built = std::time::Instant::now();
+        let mut learner = Classifier::build(
+            p,
+            choice.psi,
+            &all.subset(initial),
+            &mut ctx.rng("partitionings"),
+        )?;
+        let build_seconds = built.elapsed().as_secs_f64();
+
+        let clock = Clock::start();
+        let mut train_seconds = 0.0;
+        let mut test_seconds = 0.0;
+        let part = Clock::start();
+        learner.train(all, initial)?;
+        train_seconds += part.cpu();
+
+        let blocks: Vec<&[usize]> = rest.chunks(s.block_size).collect();
+        let at = checkpoint_blocks(blocks.len(), s.checkpoints);
+        let (mut tested, mut correct) = (0usize, 0usize);
+        let mut rows = Vec::with_capacity(at.len());
+        for (j, block) in blocks.iter().enumerate() {
+            let part = Clock::start();
+            correct += learner.test(all, block)?;
+            test_seconds += part.cpu();
+            let part = Clock::start();
+            learner.train(all, block)?;
+            train_seconds += part.cpu();
+            tested += block.len();
+            ctx.progress(j + 1, blocks.len());
+            // A cell over its budget ends with a row for the blocks it did.
+            let stop = ctx.over_budget();
+            if at.contains(&j) || stop {
+                let c = learner.counters();
+                rows.push(row([
+                    ("checkpoint", rows.len().into()),
+                    ("points_seen", (s.initial_block + tested).into()),
+                    ("points_tested", tested.into()),
+                    (
+                        "cumulative_accuracy",
+                        Value::from(correct as f64 / tested as f64),
+                    ),
+                    ("cumulative_seconds", Value::from(clock.wall())),
+                    ("cpu_seconds", Value::from(clock.cpu())),
+                    ("test_seconds", Value::from(test_seconds)),
+                    ("train_seconds", Value::from(train_seconds)),
+                    ("psi_used", choice.psi.into()),
+                    (
+                        "cv_accuracy",
+                        choice.cv_accuracy.map_or(Value::Null, Value::from),
+                    ),
+                    ("cv_seconds", Value::from(choice.cv_seconds)),
+                    ("build_seconds", Value::from(build_seconds)),
+                    ("support_vectors", c.support_vectors.into()),
+                    (
+                        "kernel_evaluations",
+                        Value::from(c.kernel_evaluations as i64),
+                    ),
+                    ("lookups", Value::from(c.lookups as i64)),
+                ]));
+            }
+            if stop {
+                break;
+            }
+        }
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoints_are_evenly_spaced_from_the_first_block_to_the_last() {
+        assert_eq!(
+            checkpoint_blocks(111, 11),
+            (0..11).map(|k| k * 11).collect::<Vec<_>>()
+        );
+        assert_eq!(checkpoint_blocks(3, 11), vec![0, 1, 2]);
+        assert_eq!(checkpoint_blocks(1, 11), vec![0]);
+        assert_eq!(checkpoint_blocks(0, 11), Vec::<usize>::new());
+        let at = checkpoint_blocks(112, 11);
+        assert_eq!((at[0], at[10], at.len()), (0, 111, 11));
+    }
+}
