@@ -94,6 +94,7 @@ numeric_sources!(
     "algorithms/isolation-kernel/src/kernel.rs",
     "algorithms/isolation-kernel/src/learners.rs",
     "algorithms/isolation-kernel/src/nogd.rs",
+    "algorithms/isolation-kernel/src/store.rs",
     "algorithms/isolation-kernel/src/lib.rs",
     "algorithms/mondrian/src/error.rs",
     "algorithms/mondrian/src/forest.rs",

@@ -17,6 +17,7 @@
 
 use std::rc::Rc;
 
+use ndarray::ArrayView1;
 use rand::Rng;
 
 use crate::input::Point;
@@ -24,16 +25,25 @@ use crate::input::Point;
 /// Attribute draws from the candidate list before the node's non-constant attributes are listed.
 pub const REJECTION_TRIES: usize = 4;
 
-/// Marks a leaf in [`IsolationTree`]'s attribute array.
+/// Marks a leaf in [`Node::attr`].
 const LEAF: u32 = u32::MAX;
 
-/// One isolation tree, stored as flat arrays in depth-first pre-order: node k's left child is
-/// k + 1; `next[k]` is its right child, or its leaf id when `attr[k]` marks a leaf.
+/// One node of an [`IsolationTree`]: a split `x_attr < split` (left) with its right child
+/// `next`, or a leaf (`attr` = [`LEAF`]) with its id `next`. 16 bytes, so a walk reads one cache
+/// line per node and a left child (the next node) is usually on the same line.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Node {
+    split: f64,
+    attr: u32,
+    next: u32,
+}
+
+/// One isolation tree, stored as one array of nodes in depth-first pre-order: node k's left
+/// child is k + 1; `nodes[k].next` is its right child, or its leaf id when node k is a leaf.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IsolationTree {
-    attr: Vec<u32>,
-    split: Vec<f64>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
     n_leaves: u32,
     /// Row numbers (in the data the tree was built from) of the subsample 𝒟_i, in draw order.
     sample: Vec<usize>,
@@ -58,9 +68,7 @@ impl IsolationTree {
         let mut ids: Vec<u32> = (0..points.len() as u32).collect();
         let root_candidates = P::non_constant(points, &ids, None);
         let mut tree = Self {
-            attr: Vec::new(),
-            split: Vec::new(),
-            next: Vec::new(),
+            nodes: Vec::new(),
             n_leaves: 0,
             sample,
         };
@@ -72,9 +80,9 @@ impl IsolationTree {
             right_of: None,
         }];
         while let Some(task) = stack.pop() {
-            let k = tree.attr.len();
+            let k = tree.nodes.len();
             if let Some(parent) = task.right_of {
-                tree.next[parent] = k as u32;
+                tree.nodes[parent].next = k as u32;
             }
             let node = &mut ids[task.lo..task.hi];
             let splittable = node.len() >= 2 && height_limit.is_none_or(|h| task.depth < h);
@@ -85,15 +93,19 @@ impl IsolationTree {
             };
             match chosen {
                 None => {
-                    tree.attr.push(LEAF);
-                    tree.split.push(0.0);
-                    tree.next.push(tree.n_leaves);
+                    tree.nodes.push(Node {
+                        split: 0.0,
+                        attr: LEAF,
+                        next: tree.n_leaves,
+                    });
                     tree.n_leaves += 1;
                 }
                 Some((a, s, candidates)) => {
-                    tree.attr.push(a);
-                    tree.split.push(s);
-                    tree.next.push(0); // patched when the right child is made
+                    tree.nodes.push(Node {
+                        split: s,
+                        attr: a,
+                        next: 0, // patched when the right child is made
+                    });
                     let mid = task.lo + partition(node, |p| points[p as usize].value(a) < s);
                     stack.push(Task {
                         lo: mid,
@@ -119,14 +131,16 @@ impl IsolationTree {
     /// the tree's dimension.
     pub(crate) fn leaf_of<P: Point>(&self, x: &P) -> u32 {
         let mut k = 0;
-        while self.attr[k] != LEAF {
-            k = if x.value(self.attr[k]) < self.split[k] {
+        let mut node = self.nodes[0];
+        while node.attr != LEAF {
+            k = if x.value(node.attr) < node.split {
                 k + 1
             } else {
-                self.next[k] as usize
+                node.next as usize
             };
+            node = self.nodes[k];
         }
-        self.next[k]
+        node.next
     }
 
     /// Number of leaves (cells), at most ψ.
@@ -136,7 +150,7 @@ impl IsolationTree {
 
     /// Number of nodes (2·leaves − 1).
     pub fn n_nodes(&self) -> usize {
-        self.attr.len()
+        self.nodes.len()
     }
 
     /// Depth of the deepest leaf (root at depth 0).
@@ -144,11 +158,11 @@ impl IsolationTree {
         let mut max = 0;
         let mut stack = vec![(0usize, 0usize)];
         while let Some((k, d)) = stack.pop() {
-            if self.attr[k] == LEAF {
+            if self.nodes[k].attr == LEAF {
                 max = max.max(d);
             } else {
                 stack.push((k + 1, d + 1));
-                stack.push((self.next[k] as usize, d + 1));
+                stack.push((self.nodes[k].next as usize, d + 1));
             }
         }
         max
@@ -157,6 +171,26 @@ impl IsolationTree {
     /// Row numbers of the subsample 𝒟_i the tree was built on, in draw order.
     pub fn sample(&self) -> &[usize] {
         &self.sample
+    }
+}
+
+/// φ_i(x) of every tree i into `out` (spec §3 step 2). A sparse `x` of dimension `dim` ≤
+/// [`DENSIFY_LIMIT`](crate::input::DENSIFY_LIMIT) is densified once for the t walks, which then
+/// read an attribute by index instead of binary-searching the row at every level (the same
+/// values, so the same leaves).
+pub(crate) fn leaves_into<P: Point>(trees: &[IsolationTree], x: &P, dim: usize, out: &mut [u32]) {
+    match x.densified(dim) {
+        Some(dense) => {
+            let dense = ArrayView1::from(&dense[..]);
+            for (o, tree) in out.iter_mut().zip(trees) {
+                *o = tree.leaf_of(&dense);
+            }
+        }
+        None => {
+            for (o, tree) in out.iter_mut().zip(trees) {
+                *o = tree.leaf_of(x);
+            }
+        }
     }
 }
 
@@ -242,19 +276,98 @@ mod tests {
         let mut out = Vec::new();
         let mut stack = vec![(0usize, Vec::new())];
         while let Some((k, path)) = stack.pop() {
-            if tree.attr[k] == LEAF {
-                out.push((tree.next[k], path));
+            let node = tree.nodes[k];
+            if node.attr == LEAF {
+                out.push((node.next, path));
             } else {
-                let (a, s) = (tree.attr[k], tree.split[k]);
+                let (a, s) = (node.attr, node.split);
                 let mut left = path.clone();
                 left.push((a, s, true));
                 let mut right = path;
                 right.push((a, s, false));
-                stack.push((tree.next[k] as usize, right));
+                stack.push((node.next as usize, right));
                 stack.push((k + 1, left));
             }
         }
         out
+    }
+
+    /// The walk of the three-array layout before [`Node`] (attribute, split and next of node k),
+    /// written as a recursion over the pre-order layout, on the dense values of x.
+    fn reference_leaf(tree: &IsolationTree, k: usize, x: &[f64]) -> u32 {
+        let attr: Vec<u32> = tree.nodes.iter().map(|n| n.attr).collect();
+        let split: Vec<f64> = tree.nodes.iter().map(|n| n.split).collect();
+        let next: Vec<u32> = tree.nodes.iter().map(|n| n.next).collect();
+        if attr[k] == LEAF {
+            next[k]
+        } else if x[attr[k] as usize] < split[k] {
+            reference_leaf(tree, k + 1, x)
+        } else {
+            reference_leaf(tree, next[k] as usize, x)
+        }
+    }
+
+    /// `leaf_of` on dense and sparse rows and `leaves_into` (which densifies a sparse row below
+    /// the limit, and walks the binary searches above it) reach the leaf of the reference walk,
+    /// on random trees built from dense and from sparse data, with and without height limit.
+    #[test]
+    fn walks_reach_the_leaf_of_the_reference_walk() {
+        use crate::input::{CsrRows, SparseRow};
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let d = 12;
+        let draw = |rng: &mut ChaCha8Rng| match rng.random_range(0..6) {
+            0..=2 => 0.0,
+            3 => 1.0,
+            _ => rng.random_range(-1.0..1.0),
+        };
+        let x = Array2::from_shape_fn((400, d), |_| draw(&mut rng));
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for row in x.rows() {
+            for (a, &v) in row.iter().enumerate() {
+                // Some explicit zeros (+0 and −0) among the stored entries.
+                if v != 0.0 || rng.random_bool(0.1) {
+                    indices.push(a as u32);
+                    values.push(if v == 0.0 && rng.random_bool(0.5) {
+                        -0.0
+                    } else {
+                        v
+                    });
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let csr = CsrRows::new(d, &indptr, &indices, &values).unwrap();
+        let sparse: Vec<SparseRow> = (0..x.nrows()).map(|i| csr.row(i)).collect();
+        let dense: Vec<ArrayView1<f64>> = x.rows().into_iter().collect();
+        for (seed, height_limit) in [(1, None), (2, Some(4)), (3, None)] {
+            let mut trees = Vec::new();
+            for (t, psi) in [(0u64, 16usize), (1, 64), (2, 256)] {
+                let sample: Vec<usize> = (0..psi).map(|_| rng.random_range(0..x.nrows())).collect();
+                let mut r = ChaCha8Rng::seed_from_u64(seed * 10 + t);
+                let dense_pts: Vec<_> = sample.iter().map(|&i| dense[i]).collect();
+                let sparse_pts: Vec<_> = sample.iter().map(|&i| sparse[i]).collect();
+                let built = IsolationTree::build(&dense_pts, sample.clone(), height_limit, &mut r);
+                let mut r = ChaCha8Rng::seed_from_u64(seed * 10 + t);
+                let from_sparse = IsolationTree::build(&sparse_pts, sample, height_limit, &mut r);
+                assert_eq!(built, from_sparse);
+                trees.push(built);
+            }
+            for i in 0..x.nrows() {
+                let row = x.row(i).to_vec();
+                let expected: Vec<u32> = trees.iter().map(|t| reference_leaf(t, 0, &row)).collect();
+                let walked: Vec<u32> = trees.iter().map(|t| t.leaf_of(&dense[i])).collect();
+                let searched: Vec<u32> = trees.iter().map(|t| t.leaf_of(&sparse[i])).collect();
+                assert_eq!((&walked, &searched), (&expected, &expected));
+                let mut out = vec![0; trees.len()];
+                for dim in [d, crate::input::DENSIFY_LIMIT + 1] {
+                    assert_eq!(sparse[i].densified(dim).is_some(), dim == d);
+                    leaves_into(&trees, &sparse[i], dim, &mut out);
+                    assert_eq!(out, expected);
+                }
+                leaves_into(&trees, &dense[i], d, &mut out);
+                assert_eq!(out, expected);
+            }
+        }
     }
 
     #[test]
@@ -298,10 +411,10 @@ mod tests {
         let x = array![[0.0, 5.0], [1.0, 5.0], [2.0, 5.0], [3.0, 5.0]];
         let tree = build(&x, None, 3);
         // Attribute 1 is constant: never chosen.
-        for k in 0..tree.n_nodes() {
-            if tree.attr[k] != LEAF {
-                assert_eq!(tree.attr[k], 0);
-                assert!(tree.split[k] > 0.0 && tree.split[k] <= 3.0);
+        for node in &tree.nodes {
+            if node.attr != LEAF {
+                assert_eq!(node.attr, 0);
+                assert!(node.split > 0.0 && node.split <= 3.0);
             }
         }
         assert_eq!(tree.n_leaves(), 4);

@@ -1,9 +1,11 @@
 //! Input rows: dense (`ArrayView2`) or sparse (CSR slices, as a9a and ijcnn1 are loaded).
 //!
-//! A sparse row is never densified: a tree walk reads one attribute per level and finds it by
-//! binary search in the row's sorted indices (absent = 0); a Voronoi look-up takes inner
-//! products by merging the row with the (sparse) centre. Both give bit-identical results to the
-//! densified row (adding the products of the implicit zeros changes no floating-point sum).
+//! A sparse data set is never densified: a tree walk reads one attribute per level and finds it
+//! by binary search in the row's sorted indices (absent = 0), or, when d ≤ `DENSIFY_LIMIT`
+//! (4096), in the one row being mapped, densified once for its t walks (the same values, so the
+//! same leaves); a Voronoi look-up takes inner products by merging the row with the (sparse) centre.
+//! Both give bit-identical results to the densified row (adding the products of the implicit
+//! zeros changes no floating-point sum).
 
 use ndarray::{ArrayView1, ArrayView2};
 
@@ -230,6 +232,11 @@ impl Row<'_> {
     }
 }
 
+/// Largest dimension d for which a sparse row is densified for the t tree walks of one point
+/// ([`Point::densified`]): d zeroed values (32 KiB at the limit) against ~t·log ψ binary
+/// searches.
+pub(crate) const DENSIFY_LIMIT: usize = 4096;
+
 /// What the partitionings read from a (validated) point.
 pub(crate) trait Point: Sync {
     /// `x_a`.
@@ -247,6 +254,13 @@ pub(crate) trait Point: Sync {
     fn non_constant(points: &[Self], ids: &[u32], candidates: Option<&[u32]>) -> Vec<u32>
     where
         Self: Sized;
+
+    /// A sparse row of dimension `dim` ≤ [`DENSIFY_LIMIT`] as its d values (absent = 0, a
+    /// stored value as stored), for a run of look-ups that would each binary-search the row;
+    /// `None` for a dense row (already O(1) per look-up) or a larger d.
+    fn densified(&self, _dim: usize) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 impl Point for ArrayView1<'_, f64> {
@@ -290,6 +304,16 @@ impl Point for ArrayView1<'_, f64> {
 impl Point for SparseRow<'_> {
     fn value(&self, a: u32) -> f64 {
         self.get(a)
+    }
+
+    fn densified(&self, dim: usize) -> Option<Vec<f64>> {
+        (dim <= DENSIFY_LIMIT).then(|| {
+            let mut v = vec![0.0; dim];
+            for (&a, &x) in self.indices.iter().zip(self.values) {
+                v[a as usize] = x;
+            }
+            v
+        })
     }
 
     fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64 {

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::anne::Voronoi;
 use crate::error::IsolationError;
-use crate::iforest::IsolationTree;
+use crate::iforest::{leaves_into, IsolationTree};
 use crate::input::{Point, Row, Rows};
 
 /// How each partitioning H_i is built from its subsample 𝒟_i.
@@ -94,11 +94,11 @@ impl IsolationKernel {
             match data {
                 Rows::Dense(x) => {
                     let points: Vec<_> = sample.iter().map(|&i| x.row(i)).collect();
-                    Part::build(&points, sample, partitioner, &mut rng)
+                    Part::build(&points, sample, dim, partitioner, &mut rng)
                 }
                 Rows::Sparse(x) => {
                     let points: Vec<_> = sample.iter().map(|&i| x.row(i)).collect();
-                    Part::build(&points, sample, partitioner, &mut rng)
+                    Part::build(&points, sample, dim, partitioner, &mut rng)
                 }
             }
         };
@@ -184,14 +184,16 @@ impl IsolationKernel {
 
     fn index_point<P: Point>(&self, x: &P, out: &mut [u32]) {
         match &self.partitionings {
-            Partitionings::Trees(trees) => {
-                for (o, tree) in out.iter_mut().zip(trees) {
-                    *o = tree.leaf_of(x);
-                }
-            }
+            Partitionings::Trees(trees) => leaves_into(trees, x, self.dim, out),
             Partitionings::Voronoi(cells) => {
+                // The non-zeros of x once for every partitioning with dense centres.
+                let nonzeros = x.nonzeros();
                 for (o, cell) in out.iter_mut().zip(cells) {
-                    *o = cell.cell_of(x);
+                    *o = if cell.has_dense_centres() {
+                        cell.cell_of_nonzeros(&nonzeros)
+                    } else {
+                        cell.cell_of(x)
+                    };
                 }
             }
         }
@@ -313,6 +315,7 @@ impl Part {
     fn build<P: Point, R: Rng + ?Sized>(
         points: &[P],
         sample: Vec<usize>,
+        dim: usize,
         partitioner: Partitioner,
         rng: &mut R,
     ) -> Self {
@@ -320,7 +323,7 @@ impl Part {
             Partitioner::IForest { height_limit } => {
                 Part::Tree(IsolationTree::build(points, sample, height_limit, rng))
             }
-            Partitioner::Anne => Part::Voronoi(Voronoi::build(points, sample)),
+            Partitioner::Anne => Part::Voronoi(Voronoi::build(points, sample, dim)),
         }
     }
 }

@@ -27,6 +27,7 @@ use kernel_core::OnlineLearner;
 use crate::error::IsolationError;
 use crate::input::Row;
 use crate::kernel::{check_t_psi, dot, dot_naive, IsolationKernel};
+use crate::store::RowStore;
 
 /// The paper's step size η = 0.5 ([ARX] §7, Table 3).
 pub const PAPER_ETA: f64 = 0.5;
@@ -323,7 +324,8 @@ impl OgdKernel {
         Ok(k)
     }
 
-    /// k(x_j, x) of a stored support vector and a (checked) row.
+    /// k(x_j, x) of a stored support vector and a (checked) row, by a sparse merge (the
+    /// learners evaluate the dense blocks of [`RowStore`] when d is small, with the same bits).
     pub(crate) fn eval(&self, sv: &StoredRow, x: Row) -> f64 {
         match *self {
             OgdKernel::Laplacian { gamma } => (-gamma * sv.distance(x, f64::abs)).exp(),
@@ -433,12 +435,15 @@ impl StoredRow {
 /// Kernel OGD (Kivinen et al. 2001 as in [KOL]; spec §7.1): f(x) = Σ_{j∈S} α_j k(x_j, x);
 /// when c·f < 1 append x to S with α = η·c. No budget (S grows with every violation, so the
 /// stream costs O(n·|S|) kernel evaluations), no regularisation; test with the final S.
+///
+/// S is kept in dense blocks of 8 support vectors evaluated 8 at a time when d ≤ 4096,
+/// sparse rows above; both give the same bits.
 #[derive(Debug, Clone)]
 pub struct KernelOgd {
     kernel: OgdKernel,
     dim: usize,
     eta: f64,
-    svs: Vec<StoredRow>,
+    svs: RowStore,
     alpha: Vec<f64>,
     kernel_evaluations: Cell<u64>,
 }
@@ -459,7 +464,7 @@ impl KernelOgd {
             kernel,
             dim,
             eta,
-            svs: Vec::new(),
+            svs: RowStore::new(dim),
             alpha: Vec::new(),
             kernel_evaluations: Cell::new(0),
         })
@@ -502,7 +507,7 @@ impl KernelOgd {
         x.check(self.dim)?;
         let f = self.score(x);
         if c * f < 1.0 {
-            self.svs.push(StoredRow::from_row(x));
+            self.svs.push(x);
             self.alpha.push(self.eta * c);
         }
         Ok(f)
@@ -511,10 +516,10 @@ impl KernelOgd {
     fn score(&self, x: Row) -> f64 {
         self.kernel_evaluations
             .set(self.kernel_evaluations.get() + self.alpha.len() as u64);
+        // Σ_j α_j k(x_j, x) from +0.0 in j order.
         let mut f = 0.0;
-        for (sv, &a) in self.svs.iter().zip(&self.alpha) {
-            f += a * self.kernel.eval(sv, x);
-        }
+        self.svs
+            .for_each_kernel(self.kernel, x, |j, k| f += self.alpha[j] * k);
         f
     }
 }
@@ -539,10 +544,11 @@ impl OnlineLearner for KernelOgd {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::input::{Rows, SparseRow};
     use crate::kernel::Partitioner;
+    use crate::store::LANES;
     use ndarray::Array2;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -773,6 +779,92 @@ mod tests {
                 .sum();
             approx::assert_relative_eq!(f, f_brute, epsilon = 1e-12, max_relative = 1e-12);
             assert_eq!(dense.alphas(), sparse.alphas());
+        }
+    }
+
+    /// Random rows with about `density` non-zeros, as a dense matrix and its CSR form (which
+    /// also stores a few explicit zeros); some values repeat so that differences vanish.
+    pub(crate) fn random_rows(
+        n: usize,
+        d: usize,
+        density: f64,
+        rng: &mut ChaCha8Rng,
+    ) -> (Array2<f64>, Vec<usize>, Vec<u32>, Vec<f64>) {
+        let x = Array2::from_shape_fn((n, d), |_| {
+            if rng.random_bool(density) {
+                if rng.random_bool(0.3) {
+                    1.0
+                } else {
+                    rng.random_range(-2.0..2.0)
+                }
+            } else {
+                0.0
+            }
+        });
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for row in x.rows() {
+            for (a, &v) in row.iter().enumerate() {
+                if v != 0.0 || rng.random_bool(0.05) {
+                    indices.push(a as u32);
+                    values.push(v);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        (x, indptr, indices, values)
+    }
+
+    /// Kernel OGD over the dense blocks of [`RowStore`] gives the bits of the per-support-vector
+    /// sparse merge (the store above the dense limit, the computation before the blocks) at
+    /// every step, on dense (ijcnn1-like) and sparse (a9a-like) streams, for dense and sparse
+    /// rows, both kernels, with the same counters.
+    #[test]
+    fn kernel_ogd_dense_store_gives_the_bits_of_the_sparse_merge() {
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        for (n, d, density) in [(500, 22, 1.0), (500, 123, 0.11), (200, 5, 0.5)] {
+            let (x, indptr, indices, values) = random_rows(n, d, density, &mut rng);
+            let y: Vec<f64> = (0..n).map(|_| label(rng.random_range(-1.0..1.0))).collect();
+            let sparse_row = |i: usize| {
+                SparseRow::new(
+                    &indices[indptr[i]..indptr[i + 1]],
+                    &values[indptr[i]..indptr[i + 1]],
+                    d,
+                )
+                .unwrap()
+            };
+            for kernel in [
+                OgdKernel::laplacian_psi(16, d).unwrap(),
+                OgdKernel::gaussian(0.3).unwrap(),
+            ] {
+                let mut blocks = KernelOgd::new(kernel, d, PAPER_ETA).unwrap();
+                let mut sparse_in = KernelOgd::new(kernel, d, PAPER_ETA).unwrap();
+                let mut reference = KernelOgd::new(kernel, d, PAPER_ETA).unwrap();
+                reference.svs = RowStore::with_dense_limit(d, 0);
+                assert!(blocks.svs.is_dense() && !reference.svs.is_dense());
+                for (i, &c) in y.iter().enumerate() {
+                    let f = reference.update_row(Row::Dense(x.row(i)), c).unwrap();
+                    let g = blocks.update_row(Row::Dense(x.row(i)), c).unwrap();
+                    let h = sparse_in.update_row(Row::Sparse(sparse_row(i)), c).unwrap();
+                    assert_eq!(
+                        (g.to_bits(), h.to_bits()),
+                        (f.to_bits(), f.to_bits()),
+                        "row {i}"
+                    );
+                }
+                assert!(reference.support_vectors() > 2 * LANES + 1);
+                for model in [&blocks, &sparse_in] {
+                    assert_eq!(model.support_vectors(), reference.support_vectors());
+                    assert_eq!(model.alphas(), reference.alphas());
+                    assert_eq!(model.kernel_evaluations(), reference.kernel_evaluations());
+                }
+                // The final model on every row (the steps above saw every fill of the last block).
+                for i in 0..n {
+                    let f = reference.predict_row(Row::Sparse(sparse_row(i))).unwrap();
+                    for row in [Row::Dense(x.row(i)), Row::Sparse(sparse_row(i))] {
+                        assert_eq!(blocks.predict_row(row).unwrap().to_bits(), f.to_bits());
+                    }
+                }
+            }
         }
     }
 

@@ -21,6 +21,7 @@ pub mod learners;
 pub mod nogd;
 
 mod error;
+mod store;
 pub use error::IsolationError;
 pub use input::{CsrRows, Row, Rows, SparseRow};
 pub use kernel::{dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings};

@@ -24,7 +24,8 @@ use kernel_core::OnlineLearner;
 
 use crate::error::IsolationError;
 use crate::input::Row;
-use crate::learners::{check_eta, check_label, OgdKernel, StoredRow, PAPER_ETA};
+use crate::learners::{check_eta, check_label, OgdKernel, PAPER_ETA};
+use crate::store::RowStore;
 
 /// Eigenvalues below `EIGEN_GUARD · λ_max` are dropped at the switch (spec §7.2).
 pub const EIGEN_GUARD: f64 = 1e-12;
@@ -76,7 +77,9 @@ struct Nystrom {
 #[derive(Debug, Clone)]
 pub struct Nogd {
     params: NogdParams,
-    landmarks: Vec<StoredRow>,
+    /// The landmarks (dense blocks when d ≤ 4096, as the support vectors of
+    /// [`KernelOgd`](crate::learners::KernelOgd)).
+    landmarks: RowStore,
     alpha: Vec<f64>,
     /// K_b, row-major b × b (filled for the landmarks so far).
     gram: Vec<f64>,
@@ -113,7 +116,7 @@ impl Nogd {
         let b = params.budget;
         Ok(Self {
             params,
-            landmarks: Vec::with_capacity(b),
+            landmarks: RowStore::new(params.dim),
             alpha: Vec::with_capacity(b),
             gram: vec![0.0; b * b],
             nystrom: None,
@@ -188,10 +191,10 @@ impl Nogd {
     fn kernel_vector(&self, x: Row) -> Vec<f64> {
         self.kernel_evaluations
             .set(self.kernel_evaluations.get() + self.landmarks.len() as u64);
+        let mut k = Vec::with_capacity(self.landmarks.len());
         self.landmarks
-            .iter()
-            .map(|l| self.params.kernel.eval(l, x))
-            .collect()
+            .for_each_kernel(self.params.kernel, x, |_, kj| k.push(kj));
+        k
     }
 
     /// z(x) = M·k.
@@ -262,7 +265,7 @@ impl Nogd {
                     self.gram[j * b + i] = kij;
                 }
                 self.gram[j * b + j] = 1.0;
-                self.landmarks.push(StoredRow::from_row(x));
+                self.landmarks.push(x);
                 self.alpha.push(self.params.eta * c);
             }
             None => {
@@ -340,62 +343,32 @@ impl OnlineLearner for Nogd {
     }
 }
 
-/// Eigenpairs of the symmetric n × n matrix `a` (row-major) by cyclic Jacobi rotations:
-/// eigenvalues in decreasing order (ties: lower original index first) and the eigenvectors as
-/// the columns of a row-major n × n matrix (`vectors[i·n + k]` = component i of vector k).
-/// Deterministic; O(n³) per sweep, a few sweeps for the b ≤ a few hundred of NOGD.
+/// Eigenpairs of the symmetric n × n matrix `a` (row-major; its lower triangle is read) by
+/// LAPACK's `dsyevd` (ndarray-linalg): eigenvalues in decreasing order (ties: LAPACK's order
+/// reversed stably) and the eigenvectors as the columns of a row-major n × n matrix
+/// (`vectors[i·n + k]` = component i of vector k). Deterministic for a given LAPACK (the harness
+/// runs OpenBLAS on one thread); O(n³), a fraction of a second for b = 1000.
+///
+/// # Panics
+/// If `a` is not n × n, or LAPACK fails to converge (it does not on a finite symmetric matrix).
 pub fn symmetric_eigen(a: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
+    use ndarray_linalg::{Eigh, UPLO};
     assert_eq!(a.len(), n * n, "matrix must be n x n");
-    let mut a = a.to_vec();
-    let mut v = vec![0.0; n * n];
-    for i in 0..n {
-        v[i * n + i] = 1.0;
+    if n == 0 {
+        return (Vec::new(), Vec::new());
     }
-    let norm: f64 = a.iter().map(|x| x * x).sum();
-    for _sweep in 0..100 {
-        let off: f64 = (0..n)
-            .flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j)))
-            .map(|(i, j)| a[i * n + j] * a[i * n + j])
-            .sum();
-        if off <= 1e-32 * norm || off == 0.0 {
-            break;
-        }
-        for p in 0..n {
-            for q in p + 1..n {
-                let apq = a[p * n + q];
-                if apq.abs() < 1e-300 {
-                    continue;
-                }
-                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
-                let t = theta.signum() / (theta.abs() + theta.hypot(1.0));
-                let c = 1.0 / t.hypot(1.0);
-                let s = t * c;
-                // A ← Jᵀ A J with J the rotation in the (p, q) plane; V ← V J.
-                for k in 0..n {
-                    let (akp, akq) = (a[k * n + p], a[k * n + q]);
-                    a[k * n + p] = c * akp - s * akq;
-                    a[k * n + q] = s * akp + c * akq;
-                }
-                for k in 0..n {
-                    let (apk, aqk) = (a[p * n + k], a[q * n + k]);
-                    a[p * n + k] = c * apk - s * aqk;
-                    a[q * n + k] = s * apk + c * aqk;
-                }
-                for k in 0..n {
-                    let (vkp, vkq) = (v[k * n + p], v[k * n + q]);
-                    v[k * n + p] = c * vkp - s * vkq;
-                    v[k * n + q] = s * vkp + c * vkq;
-                }
-            }
-        }
-    }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&i, &j| a[j * n + j].total_cmp(&a[i * n + i]).then(i.cmp(&j)));
-    let values = order.iter().map(|&k| a[k * n + k]).collect();
+    let m = ndarray::Array2::from_shape_vec((n, n), a.to_vec()).expect("n x n");
+    // Row-major lower triangle = column-major upper triangle: ask for the side that is stored.
+    let (ascending, v) = m
+        .eigh(UPLO::Lower)
+        .expect("dsyevd converges on a symmetric matrix");
+    let mut order: Vec<usize> = (0..n).rev().collect();
+    order.sort_by(|&i, &j| ascending[j].total_cmp(&ascending[i]));
+    let values = order.iter().map(|&k| ascending[k]).collect();
     let mut vectors = vec![0.0; n * n];
     for (new, &old) in order.iter().enumerate() {
         for i in 0..n {
-            vectors[i * n + new] = v[i * n + old];
+            vectors[i * n + new] = v[[i, old]];
         }
     }
     (values, vectors)
@@ -404,6 +377,8 @@ pub fn symmetric_eigen(a: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::SparseRow;
+    use crate::learners::tests::random_rows;
     use crate::learners::{label, KernelOgd};
     use ndarray::Array2;
     use rand::{Rng, SeedableRng};
@@ -425,7 +400,7 @@ mod tests {
     }
 
     #[test]
-    fn jacobi_eigenpairs_reconstruct_the_matrix() {
+    fn eigenpairs_reconstruct_the_matrix() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let n = 7;
         let g = Array2::from_shape_fn((n, n), |_| rng.random_range(-1.0..1.0));
@@ -633,6 +608,74 @@ mod tests {
         assert_eq!(nogd.effective_rank(), Some(2));
         assert!(nogd.projection().unwrap().iter().all(|v| v.is_finite()));
         assert!(nogd.predict_one(&[0.3]).is_finite());
+    }
+
+    /// NOGD over the dense landmark blocks gives the bits of the per-landmark sparse merge (the
+    /// computation before the blocks) in phase 1, in K_b, at the switch and in phase 2, on dense
+    /// and sparse streams, for dense and sparse rows, both kernels.
+    #[test]
+    fn nogd_dense_landmarks_give_the_bits_of_the_sparse_merge() {
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        let bits = |v: &[f64]| v.iter().map(|g| g.to_bits()).collect::<Vec<_>>();
+        for (n, d, density, budget) in [(400, 22, 1.0, 21), (400, 123, 0.11, 100)] {
+            let (x, indptr, indices, values) = random_rows(n, d, density, &mut rng);
+            let y: Vec<f64> = (0..n).map(|_| label(rng.random_range(-1.0..1.0))).collect();
+            let sparse_row = |i: usize| {
+                let r = indptr[i]..indptr[i + 1];
+                SparseRow::new(&indices[r.clone()], &values[r], d).unwrap()
+            };
+            for kernel in [
+                OgdKernel::laplacian_psi(16, d).unwrap(),
+                OgdKernel::gaussian(0.3).unwrap(),
+            ] {
+                for carry_over in [false, true] {
+                    let params = NogdParams {
+                        budget,
+                        rank: 7,
+                        carry_over,
+                        ..NogdParams::paper(kernel, d)
+                    };
+                    let mut blocks = Nogd::new(params).unwrap();
+                    let mut sparse_in = Nogd::new(params).unwrap();
+                    let mut reference = Nogd::new(params).unwrap();
+                    reference.landmarks = RowStore::with_dense_limit(d, 0);
+                    assert!(blocks.landmarks.is_dense() && !reference.landmarks.is_dense());
+                    for (i, &c) in y.iter().enumerate() {
+                        let f = reference.update_row(Row::Dense(x.row(i)), c).unwrap();
+                        let g = blocks.update_row(Row::Dense(x.row(i)), c).unwrap();
+                        let h = sparse_in.update_row(Row::Sparse(sparse_row(i)), c).unwrap();
+                        assert_eq!((g.to_bits(), h.to_bits()), (f.to_bits(), f.to_bits()));
+                    }
+                    assert!(reference.is_switched());
+                    // (Before the test-mode predictions below, which count too.)
+                    assert_eq!(blocks.kernel_evaluations(), reference.kernel_evaluations());
+                    assert_eq!(
+                        sparse_in.kernel_evaluations(),
+                        reference.kernel_evaluations()
+                    );
+                    for model in [&blocks, &sparse_in] {
+                        assert_eq!(bits(model.landmark_gram()), bits(reference.landmark_gram()));
+                        assert_eq!(
+                            bits(model.projection().unwrap()),
+                            bits(reference.projection().unwrap())
+                        );
+                        assert_eq!(
+                            bits(model.weights().unwrap()),
+                            bits(reference.weights().unwrap())
+                        );
+                        for i in 0..50 {
+                            let f = reference
+                                .predict_averaged_row(Row::Dense(x.row(i)))
+                                .unwrap();
+                            let g = model
+                                .predict_averaged_row(Row::Sparse(sparse_row(i)))
+                                .unwrap();
+                            assert_eq!(g.to_bits(), f.to_bits());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
