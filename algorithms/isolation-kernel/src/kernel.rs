@@ -9,6 +9,7 @@
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::{CoreError, FeatureMap, Features};
 use ndarray::ArrayView2;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -26,6 +27,16 @@ pub enum Partitioner {
     IForest { height_limit: Option<usize> },
     /// IK_a: the Voronoi diagram of 𝒟_i ([`crate::anne`]).
     Anne,
+}
+
+/// How the t subsamples 𝒟_i are drawn (spec D3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Subsampling {
+    /// Each 𝒟_i drawn independently without replacement (the paper).
+    #[default]
+    Independent,
+    /// All t·ψ indices distinct while t·ψ ≤ n (the authors' code).
+    DistinctAcrossPartitionings,
 }
 
 /// ⌈log₂ ψ⌉, the height limit of KDD18 and of the authors' code (spec D2).
@@ -64,6 +75,24 @@ impl IsolationKernel {
         partitioner: Partitioner,
         rng: &mut R,
     ) -> Result<Self, IsolationError> {
+        Self::fit_with(data, psi, t, partitioner, Subsampling::Independent, rng)
+    }
+
+    /// [`IsolationKernel::fit`] with a choice of how the subsamples are drawn (spec D3).
+    ///
+    /// With [`Subsampling::DistinctAcrossPartitionings`] the t·ψ subsample indices are the
+    /// consecutive chunks of random permutations of the n rows, drawn from `rng` one after the
+    /// other (a new permutation when one is used up): all distinct while t·ψ ≤ n, as the
+    /// authors' code does; the chunk of partitioning i then seeds nothing else, and its splits
+    /// come from its own seed as in [`IsolationKernel::fit`].
+    pub fn fit_with<R: Rng + ?Sized>(
+        data: Rows,
+        psi: usize,
+        t: usize,
+        partitioner: Partitioner,
+        subsampling: Subsampling,
+        rng: &mut R,
+    ) -> Result<Self, IsolationError> {
         let (n, dim) = (data.n_rows(), data.dim());
         check_t_psi(t, psi)?;
         if let Partitioner::IForest {
@@ -88,9 +117,43 @@ impl IsolationKernel {
         }
         data.check(dim)?;
         let seeds: Vec<[u8; 32]> = (0..t).map(|_| rng.random()).collect();
-        let build = |seed: [u8; 32]| -> Part {
+        let chunks: Vec<Option<Vec<usize>>> = match subsampling {
+            Subsampling::Independent => vec![None; t],
+            Subsampling::DistinctAcrossPartitionings => {
+                let mut pool: Vec<usize> = Vec::new();
+                let mut next = 0;
+                (0..t)
+                    .map(|_| {
+                        let mut chunk = Vec::with_capacity(psi);
+                        while chunk.len() < psi {
+                            if next == pool.len() {
+                                pool = (0..n).collect();
+                                pool.shuffle(rng);
+                                next = 0;
+                            }
+                            let take = (psi - chunk.len()).min(pool.len() - next);
+                            chunk.extend_from_slice(&pool[next..next + take]);
+                            next += take;
+                        }
+                        // A chunk that straddles two permutations may repeat a row; keep
+                        // the subsample a set (drawn without replacement) by topping it up.
+                        chunk.sort_unstable();
+                        chunk.dedup();
+                        while chunk.len() < psi {
+                            let i = rng.random_range(0..n);
+                            if let Err(at) = chunk.binary_search(&i) {
+                                chunk.insert(at, i);
+                            }
+                        }
+                        Some(chunk)
+                    })
+                    .collect()
+            }
+        };
+        let build = |(seed, chunk): ([u8; 32], Option<Vec<usize>>)| -> Part {
             let mut rng = ChaCha8Rng::from_seed(seed);
-            let sample = rand::seq::index::sample(&mut rng, n, psi).into_vec();
+            let sample =
+                chunk.unwrap_or_else(|| rand::seq::index::sample(&mut rng, n, psi).into_vec());
             match data {
                 Rows::Dense(x) => {
                     let points: Vec<_> = sample.iter().map(|&i| x.row(i)).collect();
@@ -102,7 +165,7 @@ impl IsolationKernel {
                 }
             }
         };
-        let parts: Vec<Part> = seeds.into_par_iter().map(build).collect();
+        let parts: Vec<Part> = seeds.into_par_iter().zip(chunks).map(build).collect();
         let partitionings = match partitioner {
             Partitioner::IForest { .. } => Partitionings::Trees(
                 parts
@@ -647,6 +710,49 @@ mod tests {
                 "d {d} psi {psi}: full isolation mean {mean_full}"
             );
         }
+    }
+
+    #[test]
+    fn distinct_subsamples_are_disjoint_until_the_data_run_out() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let x = uniform(1000, 3, 0.0, 1.0, &mut rng);
+        let samples = |t, subsampling| {
+            let k = IsolationKernel::fit_with(
+                Rows::Dense(x.view()),
+                16,
+                t,
+                FULL,
+                subsampling,
+                &mut ChaCha8Rng::seed_from_u64(3),
+            )
+            .unwrap();
+            let Partitionings::Trees(trees) = k.partitionings() else {
+                unreachable!()
+            };
+            trees
+                .iter()
+                .map(|t| t.sample().to_vec())
+                .collect::<Vec<_>>()
+        };
+        // 62 x 16 = 992 <= 1000: every index once at most.
+        let distinct = samples(62, Subsampling::DistinctAcrossPartitionings);
+        let mut all: Vec<usize> = distinct.iter().flatten().copied().collect();
+        assert_eq!(all.len(), 992);
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 992);
+        // Beyond n the permutation restarts; each subsample stays a set of 16 rows.
+        for s in samples(130, Subsampling::DistinctAcrossPartitionings) {
+            let mut s = s.clone();
+            s.sort_unstable();
+            s.dedup();
+            assert_eq!(s.len(), 16);
+        }
+        // Independent subsamples overlap (62 draws of 16 of 1000 rows).
+        let mut all: Vec<usize> = samples(62, Subsampling::Independent).concat();
+        all.sort_unstable();
+        all.dedup();
+        assert!(all.len() < 992);
     }
 
     #[test]

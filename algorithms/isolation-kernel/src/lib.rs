@@ -24,6 +24,8 @@ mod error;
 mod store;
 pub use error::IsolationError;
 pub use input::{CsrRows, Row, Rows, SparseRow};
-pub use kernel::{dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings};
+pub use kernel::{
+    dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings, Subsampling,
+};
 pub use learners::{label, IkOgd, IkOgdDual, IkOgdNaive, KernelOgd, OgdKernel, PAPER_ETA};
 pub use nogd::{Nogd, NogdParams};

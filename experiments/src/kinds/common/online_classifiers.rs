@@ -16,7 +16,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use isolation_kernel::{
     label, IkOgd, IkOgdDual, IkOgdNaive, IsolationKernel, KernelOgd, Nogd, NogdParams, OgdKernel,
-    Partitioner, Rows,
+    Partitioner, Rows, Subsampling,
 };
 use kernel_core::OnlineLearner;
 use rand::{Rng, SeedableRng};
@@ -141,6 +141,10 @@ pub struct LearnerParams {
     /// IK_i tree height limit: `"none"`, `"log2_psi"` or a depth (D2).
     #[serde(default = "default_height")]
     pub height_limit: HeightLimit,
+    /// IK: all t·ψ subsample indices distinct while t·ψ ≤ n (the authors' code, D3) instead of
+    /// independent subsamples (the paper).
+    #[serde(default)]
+    pub distinct_subsamples: bool,
     /// OGD/NOGD kernel: `"laplacian"` (L_ψ, γ = ln ψ / d on L1) or `"gaussian"` (γ = `gamma`).
     #[serde(default = "default_kernel")]
     pub kernel: String,
@@ -171,6 +175,7 @@ pub const LEARNER_KEYS: &[&str] = &[
     "cv_examples",
     "t",
     "height_limit",
+    "distinct_subsamples",
     "kernel",
     "gamma",
     "budget",
@@ -194,6 +199,17 @@ impl LearnerParams {
         std::iter::successors(Some(self.cv_psi_min), |p| Some(p * 2))
             .take_while(|&p| p <= self.cv_psi_max)
             .collect()
+    }
+
+    /// The same parameters with the method as it draws its random numbers: IK-OGD(naive) and
+    /// IK-OGD(dual) draw the IK_i partitionings of IK-OGD, so the three forms of one grid point
+    /// learn the same model (common random numbers; their predictions are identical).
+    pub fn as_drawn(&self) -> LearnerParams {
+        let mut p = self.clone();
+        if matches!(self.method(), Method::IkINaive | Method::IkIDual) {
+            p.method = "ik_i".into();
+        }
+        p
     }
 
     /// Whether ψ is chosen by cross-validation.
@@ -368,7 +384,13 @@ impl Classifier {
                     fit.len()
                 );
             }
-            let map = IsolationKernel::fit(rows, psi, p.t, p.partitioner(psi), rng)?;
+            let subsampling = if p.distinct_subsamples {
+                Subsampling::DistinctAcrossPartitionings
+            } else {
+                Subsampling::Independent
+            };
+            let map =
+                IsolationKernel::fit_with(rows, psi, p.t, p.partitioner(psi), subsampling, rng)?;
             let model = match method {
                 Method::IkINaive => IkModel::Naive(IkOgdNaive::new(map.t(), psi, p.eta)?),
                 Method::IkIDual => IkModel::Dual(IkOgdDual::for_kernel(&map, p.eta)?),

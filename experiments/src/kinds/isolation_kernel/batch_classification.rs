@@ -130,6 +130,14 @@ impl Kind for BatchClassification {
         require_classification(Self::NAME, data)
     }
 
+    fn stream(p: &BatchParams) -> serde_json::Value {
+        serde_json::to_value(WithLearner {
+            learner: p.learner.as_drawn(),
+            own: p.own.clone(),
+        })
+        .expect("parameters serialise")
+    }
+
     fn deterministic(p: &BatchParams) -> bool {
         !p.learner.method().isolation() && !p.own.shuffle
     }

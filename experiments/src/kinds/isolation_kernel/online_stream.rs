@@ -185,6 +185,14 @@ impl Kind for OnlineStream {
         require_classification(Self::NAME, data)
     }
 
+    fn stream(p: &StreamParams) -> serde_json::Value {
+        serde_json::to_value(WithLearner {
+            learner: p.learner.as_drawn(),
+            own: p.own.clone(),
+        })
+        .expect("parameters serialise")
+    }
+
     fn cost(p: &StreamParams) -> f64 {
         match p.learner.method() {
             Method::Ogd => 100.0,
