@@ -122,9 +122,10 @@ pub struct Case {
     pub skip: bool,
 }
 
-/// Applies the `[[case]]`s to the expanded grid; a case that names no `[params]` key or sets a
-/// grid axis (an array) is an error. A case may match no point (a profile may shrink the grid),
-/// but a grid left empty is an error.
+/// Applies the `[[case]]`s to the expanded grid, after profiles and `--set` overrides (a case
+/// wins over them on the points it matches); a case that names no `[params]` key, matches an
+/// array or sets a grid axis (an array) is an error. A case may match no point (a profile may
+/// shrink the grid), but a grid left empty, or two points made equal, is an error.
 pub fn apply_cases(
     params: &toml::Table,
     cases: &[Case],
@@ -136,6 +137,11 @@ pub fn apply_cases(
             return Err(at(
                 "give `when` and either `params` or `skip = true` a value".into(),
             ));
+        }
+        if let Some((k, _)) = case.when.iter().find(|(_, v)| v.is_array()) {
+            return Err(at(format!(
+                "when.{k} is an array; a case matches one value per key (write one case per value)"
+            )));
         }
         if let Some(k) = case.when.keys().find(|k| !params.contains_key(*k)) {
             return Err(at(format!(
@@ -460,6 +466,7 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
         ));
     }
     let mut canonical = Vec::with_capacity(grid.len());
+    let mut seen = std::collections::HashMap::new();
     for point in grid {
         let shown = toml::to_string(&point)
             .unwrap_or_default()
@@ -467,6 +474,15 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
         let value = kind
             .canonical_params(point)
             .map_err(|m| format!("params ({}): {m}", shown.trim_end_matches(", ")))?;
+        if let Some(i) = seen.insert(value.to_string(), canonical.len()) {
+            return Err(format!(
+                "params: grid points {} and {} are the same ({}): a value repeated in a grid \
+                 axis, or a [[case]] that makes two points equal",
+                i + 1,
+                canonical.len() + 1,
+                shown.trim_end_matches(", ")
+            ));
+        }
         canonical.push(value);
     }
     let columns = crate::cell::all_columns(kind, &canonical, config.cell_budget_seconds.is_some());
@@ -623,6 +639,7 @@ mod tests {
         };
         assert!(err("when = { methd = 'b' }\nparams = { y = 1 }").contains("when.methd"));
         assert!(err("when = { method = 'b' }\nparams = { y = [1, 2] }").contains("array"));
+        assert!(err("when = { method = ['a', 'b'] }\nparams = { y = 1 }").contains("when.method"));
         assert!(err("when = { method = 'b' }\nparams = {}").contains("either"));
         assert!(err("when = { method = 'b' }\nparams = { y = 1 }\nskip = true").contains("either"));
         let mut grid = expand_grid(&params).unwrap();

@@ -182,10 +182,20 @@ enum DatasetsCommand {
     },
 }
 
+extern "C" {
+    /// OpenBLAS's own setter (libopenblas is linked through ndarray-linalg's openblas-system).
+    fn openblas_set_num_threads(num_threads: std::os::raw::c_int);
+}
+
 fn main() -> ExitCode {
-    // One BLAS thread per worker: cells already run in parallel.
+    // One BLAS thread per worker: cells already run in parallel. OpenBLAS reads
+    // OPENBLAS_NUM_THREADS when the library is loaded, before main, so the variable is set for
+    // child processes and the running library is told directly (unless the user chose).
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         std::env::set_var("OPENBLAS_NUM_THREADS", "1");
+        // SAFETY: openblas_set_num_threads only stores the thread count for later BLAS calls;
+        // no BLAS call is running yet (nothing has been computed).
+        unsafe { openblas_set_num_threads(1) };
     }
     let cli = Cli::parse();
     let common = match Common::new(cli.root) {

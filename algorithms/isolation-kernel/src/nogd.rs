@@ -343,11 +343,11 @@ impl OnlineLearner for Nogd {
     }
 }
 
-/// Eigenpairs of the symmetric n × n matrix `a` (row-major; its lower triangle is read) by
-/// LAPACK's `dsyevd` (ndarray-linalg): eigenvalues in decreasing order (ties: LAPACK's order
-/// reversed stably) and the eigenvectors as the columns of a row-major n × n matrix
-/// (`vectors[i·n + k]` = component i of vector k). Deterministic for a given LAPACK (the harness
-/// runs OpenBLAS on one thread); O(n³), a fraction of a second for b = 1000.
+/// Eigenpairs of the symmetric n × n matrix `a` (row-major) by LAPACK's `dsyev` (through
+/// ndarray-linalg): eigenvalues in decreasing order (ties: LAPACK's ascending order reversed)
+/// and the eigenvectors as the columns of a row-major n × n matrix (`vectors[i·n + k]` =
+/// component i of vector k). Deterministic for a given LAPACK and thread count (`repro` runs
+/// OpenBLAS on one thread); O(n³), a fraction of a second for b = 1000.
 ///
 /// # Panics
 /// If `a` is not n × n, or LAPACK fails to converge (it does not on a finite symmetric matrix).

@@ -183,6 +183,16 @@ impl DataSpec {
             if positive.is_empty() {
                 return Err("data.positive_classes: name at least one class".into());
             }
+            if let Some(twice) = positive
+                .iter()
+                .enumerate()
+                .find(|(i, c)| positive[..*i].contains(c))
+            {
+                return Err(format!(
+                    "data.positive_classes: {:?} is named twice",
+                    twice.1
+                ));
+            }
             if let Some(names) = &table.classes {
                 if let Some(bad) = positive.iter().find(|c| !names.contains(c)) {
                     return Err(format!(

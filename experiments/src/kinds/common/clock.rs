@@ -1,4 +1,5 @@
-//! Per-thread CPU time, so cells running side by side do not distort each other's clocks.
+//! Per-thread CPU time, so cells running side by side do not distort each other's clocks, and
+//! a way to give a cell's work a thread of its own so that its clock holds all of that work.
 
 use std::time::Instant;
 
@@ -38,4 +39,20 @@ impl Clock {
     pub fn wall(&self) -> f64 {
         self.wall.elapsed().as_secs_f64()
     }
+}
+
+/// Runs `work` on a thread of its own inside a one-thread rayon pool: parallel loops inside stay
+/// on that thread (so [`Clock::cpu`] measured there holds all the work, and results are those of
+/// any thread count), and no other cell runs on it meanwhile. The thread is a plain one: a rayon
+/// worker waiting on another pool would run other cells while it waits.
+pub fn on_own_thread<T: Send>(
+    work: impl FnOnce() -> anyhow::Result<T> + Send,
+) -> anyhow::Result<T> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| pool.install(work))
+            .join()
+            .map_err(|_| anyhow::anyhow!("the cell's thread panicked"))?
+    })
 }

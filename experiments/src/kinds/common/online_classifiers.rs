@@ -71,7 +71,7 @@ impl Method {
 /// ψ: a fixed value, or `"cv"` (k-fold cross-validation over the powers of two from
 /// `cv_psi_min` to `cv_psi_max`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "an integer psi >= 2 or the string \"cv\"")]
 pub enum Psi {
     Fixed(usize),
     Select(String),
@@ -80,7 +80,10 @@ pub enum Psi {
 /// The height limit of IK_i trees (D2): `"none"` (full isolation, the paper), `"log2_psi"`
 /// (⌈log₂ ψ⌉, the authors' code), or a depth.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "\"none\", \"log2_psi\" or a depth (an integer >= 1)"
+)]
 pub enum HeightLimit {
     Depth(usize),
     Named(String),
@@ -188,6 +191,10 @@ pub const LEARNER_KEYS: &[&str] = &[
 pub const MAX_PSI: usize = 1 << 20;
 pub const MAX_T: usize = 100_000;
 pub const MAX_BUDGET: usize = 20_000;
+/// Largest t·ψ (the IK weight vector: 2 GiB of f64).
+pub const MAX_T_PSI: usize = 1 << 28;
+/// Rows mapped at a time (their φ take MAP_CHUNK·t u32).
+const MAP_CHUNK: usize = 1024;
 
 impl LearnerParams {
     pub fn method(&self) -> Method {
@@ -265,6 +272,16 @@ impl LearnerParams {
         }
         if !(1..=MAX_T).contains(&self.t) {
             return Err(format!("t = {}: expected 1 ..= {MAX_T}", self.t));
+        }
+        let largest_psi = match self.psi {
+            Psi::Fixed(p) => p,
+            Psi::Select(_) => self.cv_psi_max,
+        };
+        if method.isolation() && self.t.saturating_mul(largest_psi) > MAX_T_PSI {
+            return Err(format!(
+                "t x psi = {} x {largest_psi}: the weight vector would exceed {MAX_T_PSI} entries (2 GiB)",
+                self.t
+            ));
         }
         match &self.height_limit {
             HeightLimit::Depth(0) => return Err("height_limit = 0: at least 1, or \"none\"".into()),
@@ -437,15 +454,17 @@ impl Classifier {
         let mut mistakes = 0;
         match self {
             Classifier::Isolation { map, model } => {
-                let phi = Self::phi(map, ex, ids)?;
-                for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
-                    let c = ex.label(i);
-                    let g = match model {
-                        IkModel::Primal(m) => m.update(row, c),
-                        IkModel::Naive(m) => m.update(row, c),
-                        IkModel::Dual(m) => m.update(row, c),
-                    };
-                    mistakes += usize::from(label(g) != c);
+                for ids in ids.chunks(MAP_CHUNK) {
+                    let phi = Self::phi(map, ex, ids)?;
+                    for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
+                        let c = ex.label(i);
+                        let g = match model {
+                            IkModel::Primal(m) => m.update(row, c),
+                            IkModel::Naive(m) => m.update(row, c),
+                            IkModel::Dual(m) => m.update(row, c),
+                        };
+                        mistakes += usize::from(label(g) != c);
+                    }
                 }
             }
             Classifier::Ogd(m) => {
@@ -470,14 +489,16 @@ impl Classifier {
         let mut correct = 0;
         match self {
             Classifier::Isolation { map, model } => {
-                let phi = Self::phi(map, ex, ids)?;
-                for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
-                    let g = match model {
-                        IkModel::Primal(m) => m.predict_one(row),
-                        IkModel::Naive(m) => m.predict_one(row),
-                        IkModel::Dual(m) => m.predict_one(row),
-                    };
-                    correct += usize::from(label(g) == ex.label(i));
+                for ids in ids.chunks(MAP_CHUNK) {
+                    let phi = Self::phi(map, ex, ids)?;
+                    for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
+                        let g = match model {
+                            IkModel::Primal(m) => m.predict_one(row),
+                            IkModel::Naive(m) => m.predict_one(row),
+                            IkModel::Dual(m) => m.predict_one(row),
+                        };
+                        correct += usize::from(label(g) == ex.label(i));
+                    }
                 }
             }
             Classifier::Ogd(m) => {
@@ -643,16 +664,29 @@ pub struct WithLearner<P> {
 }
 
 impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {
+    /// Each half is read from its own TOML text ([`crate::config::typed_table`]), so that an
+    /// error names its key (`params.t: invalid type ...`); an unknown key lists the learner's
+    /// keys besides the kind's.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let point = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
         let (learner, own) = split_keys(point);
-        Ok(WithLearner {
-            learner: serde_json::from_value(serde_json::Value::Object(learner))
-                .map_err(D::Error::custom)?,
-            own: serde_json::from_value(serde_json::Value::Object(own))
-                .map_err(D::Error::custom)?,
-        })
+        let table = |m: serde_json::Map<String, serde_json::Value>| {
+            toml::Table::try_from(m).map_err(|e| D::Error::custom(format!("params: {e}")))
+        };
+        let learner =
+            crate::config::typed_table(table(learner)?, "params").map_err(D::Error::custom)?;
+        let own = crate::config::typed_table(table(own)?, "params").map_err(|e| {
+            if e.contains("unknown field") {
+                D::Error::custom(format!(
+                    "{e}, or one of the learner's keys: {}",
+                    LEARNER_KEYS.join(", ")
+                ))
+            } else {
+                D::Error::custom(e)
+            }
+        })?;
+        Ok(WithLearner { learner, own })
     }
 }
 

@@ -52,6 +52,12 @@ impl Params for AgreementParams {
         if !(1..=1_000_000).contains(&self.pairs) {
             return Err(format!("pairs = {}: expected 1 ..= 1000000", self.pairs));
         }
+        if 2 * self.pairs * self.t > 1 << 28 {
+            return Err(format!(
+                "pairs x t = {} x {}: the cell ids of the pairs would exceed 2^28 entries (1 GiB)",
+                self.pairs, self.t
+            ));
+        }
         Ok(())
     }
 }

@@ -20,7 +20,7 @@ use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::binary::{require_classification, BinarySplit, Examples};
-use crate::kinds::common::clock::Clock;
+use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::online_classifiers::{choose_psi, Classifier, Method, WithLearner};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -207,86 +207,91 @@ impl Kind for OnlineStream {
     }
 
     fn run_cell(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
-        let (p, s) = (&params.learner, &params.own);
-        let mut order = ctx.shuffled(&(0..all.len()).collect::<Vec<_>>());
-        if let Some(n) = s.stream_points {
-            order.truncate(n);
-        }
-        if order.len() <= s.initial_block {
-            bail!(
-                "initial_block = {} leaves no examples to test: the stream has {}",
-                s.initial_block,
-                order.len()
-            );
-        }
-        let (initial, rest) = order.split_at(s.initial_block);
-        let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
-        let built = std::time::Instant::now();
-        let mut learner = Classifier::build(
-            p,
-            choice.psi,
-            &all.subset(initial),
-            &mut ctx.rng("partitionings"),
-        )?;
-        let build_seconds = built.elapsed().as_secs_f64();
-
-        let clock = Clock::start();
-        let mut train_seconds = 0.0;
-        let mut test_seconds = 0.0;
-        let part = Clock::start();
-        learner.train(all, initial)?;
-        train_seconds += part.cpu();
-
-        let blocks: Vec<&[usize]> = rest.chunks(s.block_size).collect();
-        let at = checkpoint_blocks(blocks.len(), s.checkpoints);
-        let (mut tested, mut correct) = (0usize, 0usize);
-        let mut rows = Vec::with_capacity(at.len());
-        for (j, block) in blocks.iter().enumerate() {
-            let part = Clock::start();
-            correct += learner.test(all, block)?;
-            test_seconds += part.cpu();
-            let part = Clock::start();
-            learner.train(all, block)?;
-            train_seconds += part.cpu();
-            tested += block.len();
-            ctx.progress(j + 1, blocks.len());
-            // A cell over its budget ends with a row for the blocks it did.
-            let stop = ctx.over_budget();
-            if at.contains(&j) || stop {
-                let c = learner.counters();
-                rows.push(row([
-                    ("checkpoint", rows.len().into()),
-                    ("points_seen", (s.initial_block + tested).into()),
-                    ("points_tested", tested.into()),
-                    (
-                        "cumulative_accuracy",
-                        Value::from(correct as f64 / tested as f64),
-                    ),
-                    ("cumulative_seconds", Value::from(clock.wall())),
-                    ("cpu_seconds", Value::from(clock.cpu())),
-                    ("test_seconds", Value::from(test_seconds)),
-                    ("train_seconds", Value::from(train_seconds)),
-                    ("psi_used", choice.psi.into()),
-                    (
-                        "cv_accuracy",
-                        choice.cv_accuracy.map_or(Value::Null, Value::from),
-                    ),
-                    ("cv_seconds", Value::from(choice.cv_seconds)),
-                    ("build_seconds", Value::from(build_seconds)),
-                    ("support_vectors", c.support_vectors.into()),
-                    (
-                        "kernel_evaluations",
-                        Value::from(c.kernel_evaluations as i64),
-                    ),
-                    ("lookups", Value::from(c.lookups as i64)),
-                ]));
-            }
-            if stop {
-                break;
-            }
-        }
-        Ok(rows)
+        on_own_thread(|| run_stream(all, params, ctx))
     }
+}
+
+/// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).
+fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
+    let (p, s) = (&params.learner, &params.own);
+    let mut order = ctx.shuffled(&(0..all.len()).collect::<Vec<_>>());
+    if let Some(n) = s.stream_points {
+        order.truncate(n);
+    }
+    if order.len() <= s.initial_block {
+        bail!(
+            "initial_block = {} leaves no examples to test: the stream has {}",
+            s.initial_block,
+            order.len()
+        );
+    }
+    let (initial, rest) = order.split_at(s.initial_block);
+    let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
+    let built = std::time::Instant::now();
+    let mut learner = Classifier::build(
+        p,
+        choice.psi,
+        &all.subset(initial),
+        &mut ctx.rng("partitionings"),
+    )?;
+    let build_seconds = built.elapsed().as_secs_f64();
+
+    let clock = Clock::start();
+    let mut train_seconds = 0.0;
+    let mut test_seconds = 0.0;
+    let part = Clock::start();
+    learner.train(all, initial)?;
+    train_seconds += part.cpu();
+
+    let blocks: Vec<&[usize]> = rest.chunks(s.block_size).collect();
+    let at = checkpoint_blocks(blocks.len(), s.checkpoints);
+    let (mut tested, mut correct) = (0usize, 0usize);
+    let mut rows = Vec::with_capacity(at.len());
+    for (j, block) in blocks.iter().enumerate() {
+        let part = Clock::start();
+        correct += learner.test(all, block)?;
+        test_seconds += part.cpu();
+        let part = Clock::start();
+        learner.train(all, block)?;
+        train_seconds += part.cpu();
+        tested += block.len();
+        ctx.progress(j + 1, blocks.len());
+        // A cell over its budget ends with a row for the blocks it did.
+        let stop = ctx.over_budget();
+        if at.contains(&j) || stop {
+            let c = learner.counters();
+            rows.push(row([
+                ("checkpoint", rows.len().into()),
+                ("points_seen", (s.initial_block + tested).into()),
+                ("points_tested", tested.into()),
+                (
+                    "cumulative_accuracy",
+                    Value::from(correct as f64 / tested as f64),
+                ),
+                ("cumulative_seconds", Value::from(clock.wall())),
+                ("cpu_seconds", Value::from(clock.cpu())),
+                ("test_seconds", Value::from(test_seconds)),
+                ("train_seconds", Value::from(train_seconds)),
+                ("psi_used", choice.psi.into()),
+                (
+                    "cv_accuracy",
+                    choice.cv_accuracy.map_or(Value::Null, Value::from),
+                ),
+                ("cv_seconds", Value::from(choice.cv_seconds)),
+                ("build_seconds", Value::from(build_seconds)),
+                ("support_vectors", c.support_vectors.into()),
+                (
+                    "kernel_evaluations",
+                    Value::from(c.kernel_evaluations as i64),
+                ),
+                ("lookups", Value::from(c.lookups as i64)),
+            ]));
+        }
+        if stop {
+            break;
+        }
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]

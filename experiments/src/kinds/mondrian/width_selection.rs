@@ -27,7 +27,7 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::clock::Clock;
+use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::common::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
@@ -254,22 +254,10 @@ impl Kind for WidthSelection {
             Selection::Holdout => Some(d.with_holdout(p.holdout_rows)?),
         };
         let d = holdout.as_ref().unwrap_or(d);
-        // One thread of its own for the whole method (a one-thread pool, so that parallel
-        // loops inside stay on it), so its CPU clock holds all the work. It is started from a
-        // plain thread: a rayon worker waiting on another pool would run other cells meanwhile.
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    pool.install(|| match p.method {
-                        Method::Mondrian => mondrian_sweep(d, p, ctx),
-                        Method::RandomFourier | Method::RandomBinning => {
-                            random_feature_search(d, p, ctx)
-                        }
-                    })
-                })
-                .join()
-                .map_err(|_| anyhow::anyhow!("the method's thread panicked"))?
+        // One thread of its own for the whole method, so its CPU clock holds all the work.
+        on_own_thread(|| match p.method {
+            Method::Mondrian => mondrian_sweep(d, p, ctx),
+            Method::RandomFourier | Method::RandomBinning => random_feature_search(d, p, ctx),
         })
     }
 }
