@@ -569,7 +569,10 @@ fn tick(v: f64) -> String {
         // The fewest digits (up to 3) that give the value back: 1e5, 1.2e5, 1.25e5.
         (0..3)
             .map(|p| format!("{v:.p$e}"))
-            .find(|s| s.parse::<f64>().is_ok_and(|back| (back - v).abs() <= 1e-9 * v.abs()))
+            .find(|s| {
+                s.parse::<f64>()
+                    .is_ok_and(|back| (back - v).abs() <= 1e-9 * v.abs())
+            })
             .unwrap_or_else(|| format!("{v:.2e}"))
     } else if (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
         format!("{}", v.round() as i64)
