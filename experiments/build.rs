@@ -3,7 +3,11 @@
 //! `src/fingerprint.rs`.)
 
 fn main() {
-    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    // The package root of this build, read when the script runs: a script binary compiled in
+    // another checkout that shares the build folder (cargo reuses it) must not read that
+    // checkout's Cargo.lock, or none at all.
+    let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let lock = std::path::Path::new(&root).join("../Cargo.lock");
     // Relative to the package root, so that any checkout sharing the build folder is watched.
     println!("cargo:rerun-if-changed=../Cargo.lock");
     let text = std::fs::read_to_string(&lock).unwrap_or_default();

@@ -663,6 +663,18 @@ pub struct WithLearner<P> {
     pub own: P,
 }
 
+impl<P: Serialize + Clone> WithLearner<P> {
+    /// The parameters that decide a cell's random draws ([`crate::kinds::Kind::stream`]): all
+    /// of them, with the method as it draws ([`LearnerParams::as_drawn`]).
+    pub fn drawn(&self) -> serde_json::Value {
+        serde_json::to_value(WithLearner {
+            learner: self.learner.as_drawn(),
+            own: self.own.clone(),
+        })
+        .expect("parameters serialise")
+    }
+}
+
 impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {
     /// Each half is read from its own TOML text ([`crate::config::typed_table`]), so that an
     /// error names its key (`params.t: invalid type ...`); an unknown key lists the learner's

@@ -134,11 +134,7 @@ impl Kind for BatchClassification {
     }
 
     fn stream(p: &BatchParams) -> serde_json::Value {
-        serde_json::to_value(WithLearner {
-            learner: p.learner.as_drawn(),
-            own: p.own.clone(),
-        })
-        .expect("parameters serialise")
+        p.drawn()
     }
 
     fn deterministic(p: &BatchParams) -> bool {

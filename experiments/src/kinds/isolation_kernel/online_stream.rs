@@ -186,11 +186,7 @@ impl Kind for OnlineStream {
     }
 
     fn stream(p: &StreamParams) -> serde_json::Value {
-        serde_json::to_value(WithLearner {
-            learner: p.learner.as_drawn(),
-            own: p.own.clone(),
-        })
-        .expect("parameters serialise")
+        p.drawn()
     }
 
     fn cost(p: &StreamParams) -> f64 {
