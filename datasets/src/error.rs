@@ -247,6 +247,10 @@ pub enum ParamError {
     /// invariant.
     #[error("invalid CSR matrix: {0}")]
     InvalidCsr(String),
+    /// A generator parameter outside its domain, or a simulation that cannot proceed (what and
+    /// why in the message).
+    #[error("{0}")]
+    Invalid(String),
     /// `n * dim` does not fit in memory addressing.
     #[error("n * dim overflows usize (n = {n}, dim = {dim})")]
     TooLarge {

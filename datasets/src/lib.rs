@@ -33,6 +33,7 @@
 
 mod assemble;
 pub mod digest;
+pub mod double_pendulum;
 pub mod error;
 pub mod fetch;
 pub mod gz;

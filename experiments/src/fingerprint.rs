@@ -109,6 +109,7 @@ numeric_sources!(
     "algorithms/random-features/src/lib.rs",
     "datasets/src/assemble.rs",
     "datasets/src/digest.rs",
+    "datasets/src/double_pendulum.rs",
     "datasets/src/error.rs",
     "datasets/src/fetch.rs",
     "datasets/src/gz.rs",
