@@ -34,6 +34,7 @@
 mod assemble;
 pub mod digest;
 pub mod double_pendulum;
+pub mod dumbbell;
 pub mod error;
 pub mod fetch;
 pub mod gz;
@@ -46,6 +47,7 @@ pub mod sparse;
 pub mod split;
 pub mod synthetic;
 pub mod table;
+pub mod varying_sinus;
 
 pub use digest::{file_sha256, verify_file, Match};
 pub use error::{DatasetError, ParamError, RegistryError};
