@@ -54,6 +54,7 @@ pub const WORKSPACE_CRATES: &[(&str, &str)] = &[
     ("isolation-kernel", "algorithms/isolation-kernel/"),
     ("mondrian", "algorithms/mondrian/"),
     ("random-features", "algorithms/random-features/"),
+    ("streamrak", "algorithms/streamrak/"),
     ("datasets", "datasets/"),
 ];
 
@@ -73,6 +74,7 @@ numeric_sources!(
     "algorithms/isolation-kernel/Cargo.toml",
     "algorithms/mondrian/Cargo.toml",
     "algorithms/random-features/Cargo.toml",
+    "algorithms/streamrak/Cargo.toml",
     "datasets/Cargo.toml",
     "datasets/registry.toml",
     "algorithms/core/src/approximation.rs",
@@ -107,6 +109,8 @@ numeric_sources!(
     "algorithms/random-features/src/error.rs",
     "algorithms/random-features/src/fourier.rs",
     "algorithms/random-features/src/lib.rs",
+    "algorithms/streamrak/src/cover_tree.rs",
+    "algorithms/streamrak/src/lib.rs",
     "datasets/src/assemble.rs",
     "datasets/src/digest.rs",
     "datasets/src/double_pendulum.rs",
