@@ -110,6 +110,8 @@ numeric_sources!(
     "algorithms/random-features/src/fourier.rs",
     "algorithms/random-features/src/lib.rs",
     "algorithms/streamrak/src/cover_tree.rs",
+    "algorithms/streamrak/src/falkon.rs",
+    "algorithms/streamrak/src/levels.rs",
     "algorithms/streamrak/src/lib.rs",
     "datasets/src/assemble.rs",
     "datasets/src/digest.rs",

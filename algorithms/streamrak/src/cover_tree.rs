@@ -12,6 +12,8 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use thiserror::Error;
 
+use crate::levels::{draw_landmarks, LevelMonitor, LevelParams};
+
 /// What went wrong with a tree's parameters or inputs.
 #[derive(Debug, Error, PartialEq)]
 pub enum StreamError {
@@ -133,6 +135,9 @@ pub struct DampedCoverTree {
     saturated_per_level: Vec<usize>,
     occupied: u64,
     dropped: u64,
+    monitor: LevelMonitor,
+    /// Levels that became landmark-ready and were not yet taken.
+    newly_ready: Vec<usize>,
 }
 
 impl DampedCoverTree {
@@ -168,7 +173,46 @@ impl DampedCoverTree {
             saturated_per_level: vec![0],
             occupied: 0,
             dropped: 0,
+            monitor: LevelMonitor::new(LevelParams::default_config()),
+            newly_ready: Vec::new(),
         })
+    }
+
+    /// The same tree with the level monitor's constants `levels` (spec §4).
+    pub fn with_levels(mut self, levels: LevelParams) -> Self {
+        self.monitor = LevelMonitor::new(levels);
+        self
+    }
+
+    /// The level monitor (covering fractions, queued and ready levels).
+    pub fn levels(&self) -> &LevelMonitor {
+        &self.monitor
+    }
+
+    /// The levels that became landmark-ready since the last call, in order.
+    pub fn take_ready(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.newly_ready)
+    }
+
+    /// Landmarks of level l (spec §4): m_l = min(⌊δ₀·√|Q_l|⌋, #saturated) of its saturated
+    /// nodes, drawn uniformly without replacement.
+    pub fn landmarks<R: Rng + ?Sized>(&self, level: usize, rng: &mut R) -> Vec<usize> {
+        let saturated: Vec<usize> = (0..self.nodes.len())
+            .filter(|&k| self.nodes[k].level == level && self.nodes[k].saturated)
+            .collect();
+        let n = self.nodes_per_level.get(level).copied().unwrap_or(0);
+        draw_landmarks(
+            &saturated,
+            self.monitor.landmark_count(n, saturated.len()),
+            rng,
+        )
+    }
+
+    fn check_levels(&mut self) {
+        let ready = self
+            .monitor
+            .check_sufficiency(&self.nodes_per_level, &self.saturated_per_level);
+        self.newly_ready.extend(ready);
     }
 
     fn distance(&self, k: usize, x: &[f64]) -> f64 {
@@ -235,6 +279,7 @@ impl DampedCoverTree {
         }
         for &k in &path {
             self.nodes[k].visits += 1;
+            self.monitor.observe(self.nodes[k].level, true);
         }
         let leaf = *path.last().expect("non-empty");
         // 3. Separation against the level the point would join (skipped below the root).
@@ -244,7 +289,9 @@ impl DampedCoverTree {
         }
         // 4. Damping.
         if path.len() == 1 {
+            // The authors' code does not update the level-1 statistic here.
             let node = self.add_child(0, x, y);
+            self.check_levels();
             return Ok(Insertion::Added { node, level: 1 });
         }
         let parent = path[path.len() - 2];
@@ -254,6 +301,8 @@ impl DampedCoverTree {
             if !self.nodes[leaf].saturated {
                 self.nodes[leaf].cf *= 1.0 - alpha;
             }
+            self.monitor.observe(self.nodes[node].level, false);
+            self.check_levels();
             Ok(Insertion::Added {
                 node,
                 level: self.nodes[node].level,
@@ -266,6 +315,7 @@ impl DampedCoverTree {
                 p.saturated = true;
                 let level = p.level;
                 self.saturated_per_level[level] += 1;
+                self.check_levels();
             }
             Ok(Insertion::Hit {
                 node: parent,
@@ -526,6 +576,39 @@ mod tests {
             tree.insert(&[1.5], &[0.0], &mut rng).unwrap(),
             Insertion::Dropped
         );
+    }
+
+    #[test]
+    fn levels_become_ready_shallowest_first_with_saturated_landmarks() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let levels = LevelParams {
+            delta0: 10.0,
+            ..LevelParams::default_config()
+        };
+        let mut tree = DampedCoverTree::new(&[0.5, 0.5], &[0.0], CoverTreeParams::paper(1.5))
+            .unwrap()
+            .with_levels(levels);
+        let mut ready = Vec::new();
+        for _ in 0..60_000 {
+            let x = [rng.random::<f64>(), rng.random::<f64>()];
+            tree.insert(&x, &[0.0], &mut rng).unwrap();
+            for l in tree.take_ready() {
+                let lm = tree.landmarks(l, &mut rng);
+                assert!(lm
+                    .iter()
+                    .all(|&k| tree.level(k) == l && tree.is_saturated(k)));
+                let n = tree.nodes_per_level()[l] as f64;
+                assert!(lm.len() <= (10.0 * n.sqrt()) as usize);
+                ready.push(l);
+            }
+        }
+        assert!(
+            ready.len() >= 2,
+            "ready levels {ready:?}, {:?}",
+            tree.nodes_per_level()
+        );
+        assert!(ready.windows(2).all(|w| w[0] < w[1]), "{ready:?}");
+        assert_eq!(ready[0], 0);
     }
 
     #[test]

@@ -1,0 +1,207 @@
+//! The FALKON solve of one level (spec §6; Rudi, Carratino, Rosasco, NeurIPS 2017): given the
+//! landmarks' Gram matrix K_mm and the streamed sufficient statistics KᵀK = Σ k(x_i)k(x_i)ᵀ and
+//! Z = Σ k(x_i) y_iᵀ over n points, approximately solve (KᵀK + λn·K_mm) α = Z by conjugate
+//! gradients preconditioned with the Cholesky factors T (K_mm = TᵀT) and A
+//! (TTᵀ/m + λI = AᵀA).
+
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
+
+use crate::cover_tree::StreamError;
+
+/// The solver's constants; the paper's experiments use λ = 1e-3, 10 CG iterations, a CG
+/// threshold of 1e-10 and a Cholesky jitter of 1e-10.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FalkonParams {
+    pub lambda: f64,
+    pub cg_max_iterations: usize,
+    pub cg_threshold: f64,
+    pub jitter: f64,
+}
+
+impl FalkonParams {
+    pub fn paper() -> Self {
+        Self {
+            lambda: 1e-3,
+            cg_max_iterations: 10,
+            cg_threshold: 1e-10,
+            jitter: 1e-10,
+        }
+    }
+}
+
+/// The Gaussian kernel matrix exp(−‖a_i − b_j‖² / (2r²)) of the rows of `a` and `b`.
+pub fn gaussian_kernel(a: ArrayView2<f64>, b: ArrayView2<f64>, r: f64) -> Array2<f64> {
+    let scale = -0.5 / (r * r);
+    Array2::from_shape_fn((a.nrows(), b.nrows()), |(i, j)| {
+        let d2: f64 = a
+            .row(i)
+            .iter()
+            .zip(b.row(j))
+            .map(|(u, v)| (u - v) * (u - v))
+            .sum();
+        (scale * d2).exp()
+    })
+}
+
+fn linalg<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> StreamError {
+    move |e| StreamError::InvalidParameter {
+        name: what,
+        value: e.to_string(),
+        expected: "a factorisation that succeeds (positive definite matrix)",
+    }
+}
+
+/// α (m × p) of the level: the FALKON iterate after at most `cg_max_iterations` CG steps per
+/// target column, from β = 0.
+pub fn solve(
+    k_mm: ArrayView2<f64>,
+    ktk: ArrayView2<f64>,
+    z: ArrayView2<f64>,
+    n: usize,
+    p: FalkonParams,
+) -> Result<Array2<f64>, StreamError> {
+    let m = k_mm.nrows();
+    if k_mm.ncols() != m || ktk.dim() != (m, m) || z.nrows() != m || n == 0 {
+        return Err(StreamError::DimensionMismatch {
+            expected: m,
+            got: ktk.nrows().max(z.nrows()),
+        });
+    }
+    let nf = n as f64;
+    let mut kj = k_mm.to_owned();
+    kj.diag_mut().mapv_inplace(|v| v + p.jitter);
+    // K_mm + jitter = TᵀT (T upper).
+    let t = kj.cholesky(UPLO::Upper).map_err(linalg("K_mm"))?;
+    let mut tt = t.dot(&t.t()) / m as f64;
+    tt.diag_mut().mapv_inplace(|v| v + p.lambda);
+    let a = tt
+        .cholesky(UPLO::Upper)
+        .map_err(linalg("T T^T / m + lambda I"))?;
+    // Triangular solves: x = U⁻¹ v and x = U⁻ᵀ v for an upper U.
+    let inv = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        u.solve_triangular(UPLO::Upper, Diag::NonUnit, v)
+            .map_err(linalg("triangular solve"))
+    };
+    let inv_t = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        u.t()
+            .to_owned()
+            .solve_triangular(UPLO::Lower, Diag::NonUnit, v)
+            .map_err(linalg("triangular solve"))
+    };
+    // W v = (1/n) A⁻ᵀ (T⁻ᵀ KᵀK T⁻¹ A⁻¹ v + nλ A⁻¹ v).
+    let apply = |v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        let av = inv(&a, v)?;
+        let inner = inv_t(&t, &ktk.dot(&inv(&t, &av)?))? + &(&av * (nf * p.lambda));
+        Ok(inv_t(&a, &inner)? / nf)
+    };
+    let mut alpha = Array2::zeros((m, z.ncols()));
+    for (col, zc) in z.axis_iter(Axis(1)).enumerate() {
+        let zbar: Array1<f64> = zc.to_owned() / nf;
+        let b = inv_t(&a, &inv_t(&t, &zbar)?)?;
+        let beta = conjugate_gradient(&apply, b.view(), p.cg_max_iterations, p.cg_threshold)?;
+        let x = inv(&t, &inv(&a, &beta)?)?;
+        alpha.slice_mut(s![.., col]).assign(&x);
+    }
+    Ok(alpha)
+}
+
+/// CG on W β = b from β = 0: at most `max_iterations` steps, stopping when ‖r‖ < `threshold`.
+fn conjugate_gradient(
+    apply: &impl Fn(&Array1<f64>) -> Result<Array1<f64>, StreamError>,
+    b: ArrayView1<f64>,
+    max_iterations: usize,
+    threshold: f64,
+) -> Result<Array1<f64>, StreamError> {
+    let mut x = Array1::zeros(b.len());
+    let mut r = b.to_owned();
+    let mut d = r.clone();
+    let mut rr = r.dot(&r);
+    for _ in 0..max_iterations {
+        if rr.sqrt() < threshold {
+            break;
+        }
+        let wd = apply(&d)?;
+        let step = rr / d.dot(&wd);
+        x.scaled_add(step, &d);
+        r.scaled_add(-step, &wd);
+        let rr_new = r.dot(&r);
+        d = &r + &(&d * (rr_new / rr));
+        rr = rr_new;
+    }
+    Ok(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray_linalg::Solve;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Spec §12.3: with many CG iterations FALKON reaches the exact Nyström KRR solution
+    /// (KᵀK + λn K_mm)⁻¹ Z; compared through the predictions K α (α itself is ill-conditioned).
+    #[test]
+    fn many_cg_steps_reach_the_exact_nystrom_solution() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let n = 200;
+        let x: Array2<f64> = Array2::from_shape_fn((n, 1), |_| rng.random_range(0.0..1.0));
+        let y = x.mapv(|v| (6.0 * v).sin() + 0.05 * (v * 97.0).cos());
+        let landmarks = x.slice(s![..40, ..]).to_owned();
+        let k = gaussian_kernel(x.view(), landmarks.view(), 0.2);
+        let k_mm = gaussian_kernel(landmarks.view(), landmarks.view(), 0.2);
+        let ktk = k.t().dot(&k);
+        let z = k.t().dot(&y);
+        let p = FalkonParams {
+            lambda: 1e-4,
+            cg_max_iterations: 400,
+            cg_threshold: 1e-14,
+            jitter: 1e-10,
+        };
+        let alpha = solve(k_mm.view(), ktk.view(), z.view(), n, p).unwrap();
+        let mut system = &ktk + &(&k_mm * (p.lambda * n as f64));
+        system
+            .diag_mut()
+            .mapv_inplace(|v| v + p.jitter * p.lambda * n as f64);
+        let exact = system.solve(&z.column(0).to_owned()).unwrap();
+        let (fit, want) = (k.dot(&alpha.column(0)), k.dot(&exact));
+        let gap = (&fit - &want)
+            .mapv(f64::abs)
+            .fold(0.0, |a: f64, &b| a.max(b));
+        assert!(gap < 1e-6, "largest prediction gap {gap}");
+        // And the fit is good: the training error is small.
+        let err = (&fit - &y.column(0)).mapv(|v| v * v).mean().unwrap();
+        assert!(err < 1e-2, "training MSE {err}");
+    }
+
+    #[test]
+    fn ten_cg_steps_already_fit_and_bad_shapes_are_errors() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let x: Array2<f64> = Array2::from_shape_fn((300, 2), |_| rng.random_range(-1.0..1.0));
+        let y = x
+            .map_axis(Axis(1), |r| (3.0 * r[0]).sin() * r[1])
+            .insert_axis(Axis(1));
+        let lm = x.slice(s![..30, ..]).to_owned();
+        let k = gaussian_kernel(x.view(), lm.view(), 0.5);
+        let k_mm = gaussian_kernel(lm.view(), lm.view(), 0.5);
+        let alpha = solve(
+            k_mm.view(),
+            k.t().dot(&k).view(),
+            k.t().dot(&y).view(),
+            300,
+            FalkonParams::paper(),
+        )
+        .unwrap();
+        let mse = (&k.dot(&alpha) - &y).mapv(|v| v * v).mean().unwrap();
+        let var = y.var(0.0);
+        assert!(mse < 0.2 * var, "MSE {mse} vs variance {var}");
+        assert!(solve(
+            k_mm.view(),
+            k_mm.view(),
+            y.view(),
+            300,
+            FalkonParams::paper()
+        )
+        .is_err());
+    }
+}
