@@ -1,0 +1,238 @@
+//! The streamed sufficient statistics of one level (spec §5): with k(x) = (k_r(x, λ_j))_j over
+//! the level's m landmarks, KᵀK = Σ k(x_i)k(x_i)ᵀ (m × m) and Z = Σ k(x_i)(y_i − f_{l−1}(x_i))ᵀ
+//! (m × p) over the n rows seen; only these (and a bounded buffer upstream) are kept, so memory
+//! does not grow with the stream. Adding one row at a time also gives the convergence measures
+//! ΔK = ‖KᵀK_{n−1}/(n−1) − KᵀK_n/n‖_∞ (largest absolute row sum) and ΔZ = ‖Z_{n−1}/(n−1) −
+//! Z_n/n‖₂ (spectral norm; the vector norm for one target; spec D7).
+
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray_linalg::{Eigh, UPLO};
+
+use crate::cover_tree::StreamError;
+use crate::falkon::gaussian_kernel;
+
+/// Rows per block when a batch is added (the authors' code: 10,000).
+pub const CHUNK: usize = 10_000;
+
+/// KᵀK, Z and n of one level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelStatistics {
+    landmarks: Array2<f64>,
+    bandwidth: f64,
+    ktk: Array2<f64>,
+    z: Array2<f64>,
+    n: usize,
+}
+
+impl LevelStatistics {
+    /// Empty statistics for the landmarks (one per row) and bandwidth r, with `targets` outputs.
+    pub fn new(
+        landmarks: Array2<f64>,
+        bandwidth: f64,
+        targets: usize,
+    ) -> Result<Self, StreamError> {
+        if !(bandwidth.is_finite() && bandwidth > 0.0) {
+            return Err(StreamError::InvalidParameter {
+                name: "bandwidth",
+                value: bandwidth.to_string(),
+                expected: "a finite radius > 0",
+            });
+        }
+        let m = landmarks.nrows();
+        Ok(Self {
+            landmarks,
+            bandwidth,
+            ktk: Array2::zeros((m, m)),
+            z: Array2::zeros((m, targets)),
+            n: 0,
+        })
+    }
+
+    fn check(&self, x: ArrayView2<f64>, residual: ArrayView2<f64>) -> Result<(), StreamError> {
+        if x.ncols() != self.landmarks.ncols()
+            || residual.ncols() != self.z.ncols()
+            || x.nrows() != residual.nrows()
+        {
+            return Err(StreamError::DimensionMismatch {
+                expected: self.landmarks.ncols(),
+                got: x.ncols(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds rows (x_i, y_i − f_{l−1}(x_i)) in blocks of [`CHUNK`].
+    pub fn add(
+        &mut self,
+        x: ArrayView2<f64>,
+        residual: ArrayView2<f64>,
+    ) -> Result<(), StreamError> {
+        self.check(x, residual)?;
+        for start in (0..x.nrows()).step_by(CHUNK) {
+            let end = (start + CHUNK).min(x.nrows());
+            let k = gaussian_kernel(
+                x.slice(s![start..end, ..]),
+                self.landmarks.view(),
+                self.bandwidth,
+            );
+            self.ktk += &k.t().dot(&k);
+            self.z += &k.t().dot(&residual.slice(s![start..end, ..]));
+        }
+        self.n += x.nrows();
+        Ok(())
+    }
+
+    /// Adds one row and returns (ΔK, ΔZ); `None` for the first row (no previous mean).
+    pub fn add_one(
+        &mut self,
+        x: ArrayView1<f64>,
+        residual: ArrayView1<f64>,
+    ) -> Result<Option<(f64, f64)>, StreamError> {
+        let xr = x.insert_axis(Axis(0));
+        let rr = residual.insert_axis(Axis(0));
+        self.check(xr, rr)?;
+        let k: Array1<f64> = gaussian_kernel(xr, self.landmarks.view(), self.bandwidth)
+            .row(0)
+            .to_owned();
+        let n_before = self.n as f64;
+        let kk = outer(&k, &k);
+        let kz = outer(&k, &residual.to_owned());
+        let deltas = (self.n > 0).then(|| {
+            // S_n − S_{n−1} with S = sum / count: (k kᵀ − S_{n−1}) / n.
+            let n = n_before + 1.0;
+            let dk = (&kk - &(&self.ktk / n_before)) / n;
+            let dz = (&kz - &(&self.z / n_before)) / n;
+            (infinity_norm(&dk), spectral_norm(&dz))
+        });
+        self.ktk += &kk;
+        self.z += &kz;
+        self.n += 1;
+        Ok(deltas)
+    }
+
+    /// Rows seen n.
+    pub fn rows(&self) -> usize {
+        self.n
+    }
+
+    /// KᵀK.
+    pub fn ktk(&self) -> &Array2<f64> {
+        &self.ktk
+    }
+
+    /// Z.
+    pub fn z(&self) -> &Array2<f64> {
+        &self.z
+    }
+
+    /// The landmarks, one per row.
+    pub fn landmarks(&self) -> &Array2<f64> {
+        &self.landmarks
+    }
+
+    /// The level's bandwidth r.
+    pub fn bandwidth(&self) -> f64 {
+        self.bandwidth
+    }
+}
+
+fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
+    Array2::from_shape_fn((a.len(), b.len()), |(i, j)| a[i] * b[j])
+}
+
+/// Largest absolute row sum.
+fn infinity_norm(a: &Array2<f64>) -> f64 {
+    a.rows()
+        .into_iter()
+        .map(|r| r.iter().map(|v| v.abs()).sum::<f64>())
+        .fold(0.0, f64::max)
+}
+
+/// Largest singular value: √λ_max(AᵀA) (p × p, p = number of targets).
+fn spectral_norm(a: &Array2<f64>) -> f64 {
+    if a.ncols() == 1 {
+        return a.iter().map(|v| v * v).sum::<f64>().sqrt();
+    }
+    let gram = a.t().dot(a);
+    gram.eigh(UPLO::Lower)
+        .map(|(values, _)| values.iter().copied().fold(0.0, f64::max).max(0.0).sqrt())
+        .unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn data(n: usize, seed: u64) -> (Array2<f64>, Array2<f64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let x: Array2<f64> = Array2::from_shape_fn((n, 2), |_| rng.random_range(-1.0..1.0));
+        let y = x
+            .map_axis(Axis(1), |r| (3.0 * r[0]).sin() + r[1])
+            .insert_axis(Axis(1));
+        (x, y)
+    }
+
+    /// Spec §12.4: statistics accumulated in blocks and one row at a time equal a batch
+    /// recomputation.
+    #[test]
+    fn streamed_statistics_equal_a_batch_recomputation() {
+        let (x, y) = data(23_000, 1);
+        let lm = x.slice(s![..50, ..]).to_owned();
+        let mut blocks = LevelStatistics::new(lm.clone(), 0.3, 1).unwrap();
+        blocks
+            .add(x.slice(s![..21_000, ..]), y.slice(s![..21_000, ..]))
+            .unwrap();
+        for i in 21_000..23_000 {
+            blocks.add_one(x.row(i), y.row(i)).unwrap();
+        }
+        let k = gaussian_kernel(x.view(), lm.view(), 0.3);
+        let (ktk, z) = (k.t().dot(&k), k.t().dot(&y));
+        let close =
+            |a: &Array2<f64>, b: &Array2<f64>| (a - b).iter().all(|d| d.abs() < 1e-9 * 23_000.0);
+        assert!(close(blocks.ktk(), &ktk) && close(blocks.z(), &z));
+        assert_eq!(blocks.rows(), 23_000);
+    }
+
+    /// Spec §12.5: on i.i.d. data the convergence measures decay like 1/n.
+    #[test]
+    fn convergence_measures_decay_like_one_over_n() {
+        let (x, y) = data(16_400, 2);
+        let mut st = LevelStatistics::new(x.slice(s![..20, ..]).to_owned(), 0.5, 1).unwrap();
+        st.add(x.slice(s![..2_000, ..]), y.slice(s![..2_000, ..]))
+            .unwrap();
+        let mean_delta = |st: &mut LevelStatistics, from: usize| {
+            let (mut dk, mut dz) = (0.0, 0.0);
+            for i in from..from + 200 {
+                let (a, b) = st.add_one(x.row(i), y.row(i)).unwrap().unwrap();
+                dk += a;
+                dz += b;
+            }
+            (dk / 200.0, dz / 200.0)
+        };
+        let (k1, z1) = mean_delta(&mut st, 2_000);
+        st.add(
+            x.slice(s![2_200..16_000, ..]),
+            y.slice(s![2_200..16_000, ..]),
+        )
+        .unwrap();
+        let (k2, z2) = mean_delta(&mut st, 16_000);
+        // n grows 2,100 -> 16,100 (x 7.7): the measures shrink by about as much.
+        for ratio in [k1 / k2, z1 / z2] {
+            assert!((5.5..11.0).contains(&ratio), "ratio {ratio}");
+        }
+    }
+
+    #[test]
+    fn the_spectral_norm_is_the_largest_singular_value() {
+        let a = ndarray::array![[3.0, 0.0], [0.0, -4.0], [0.0, 0.0]];
+        assert!((spectral_norm(&a) - 4.0).abs() < 1e-12);
+        let v = ndarray::array![[3.0], [4.0]];
+        assert_eq!(spectral_norm(&v), 5.0);
+        assert_eq!(
+            infinity_norm(&ndarray::array![[1.0, -2.0], [0.5, 0.5]]),
+            3.0
+        );
+    }
+}
