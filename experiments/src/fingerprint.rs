@@ -113,6 +113,7 @@ numeric_sources!(
     "algorithms/streamrak/src/falkon.rs",
     "algorithms/streamrak/src/levels.rs",
     "algorithms/streamrak/src/lib.rs",
+    "algorithms/streamrak/src/model.rs",
     "algorithms/streamrak/src/statistics.rs",
     "datasets/src/assemble.rs",
     "datasets/src/digest.rs",

@@ -4,12 +4,15 @@
 //! * [`cover_tree`]: the damped cover tree built one streamed point at a time (§3): covering,
 //!   separation with the Bernoulli relaxation, the saturation latch and damping;
 //! * [`levels`]: level covering fractions, readiness and landmark selection (§4);
-//! * [`statistics`]: a level's streamed sufficient statistics and convergence measures (§5);
-//! * [`falkon`]: the preconditioned CG solve of one level from its sufficient statistics (§6).
+//! * [`statistics`]: a level's streamed sufficient statistics, convergence measures and the
+//!   collector that decides when the level is fitted (§5);
+//! * [`falkon`]: the preconditioned CG solve of one level from its sufficient statistics (§6);
+//! * [`model`]: the streaming driver of the Laplacian pyramid (§2, §5).
 
 pub mod cover_tree;
 pub mod falkon;
 pub mod levels;
+pub mod model;
 pub mod statistics;
 
 pub use cover_tree::{CoverTreeParams, DampedCoverTree, Insertion, StreamError};

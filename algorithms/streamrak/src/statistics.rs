@@ -136,6 +136,122 @@ impl LevelStatistics {
     }
 }
 
+/// The stopping rule's constants (spec §5 table).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConvergenceParams {
+    /// ΔK threshold (`conv_KnmTKnm_thr`).
+    pub k_threshold: f64,
+    /// ΔZ threshold (`conv_Zm_thr`).
+    pub z_threshold: f64,
+    /// Consecutive points under both thresholds (`track_length_conv_est`, 100).
+    pub track_length: usize,
+    /// Points buffered before checking (`interval_length_conv_est`).
+    pub interval: usize,
+    /// Fewest rows a level is fitted with (`lowlim_ntrp`, 30,000).
+    pub lower_limit: usize,
+    /// Rows after which a level is fitted even without convergence (`uplim_ntrp`, a count).
+    pub upper_limit: usize,
+}
+
+/// A level collecting its statistics from the stream (spec §5 steps 3-4): points are buffered
+/// (at most `interval` + 1 rows are held), then added in one block and checked one at a time
+/// until ΔK and ΔZ stay under their thresholds for `track_length` points in a row (converged)
+/// or one check fails (buffer again).
+#[derive(Debug, Clone)]
+pub struct LevelCollector {
+    stats: LevelStatistics,
+    params: ConvergenceParams,
+    buffer_x: Vec<f64>,
+    buffer_r: Vec<f64>,
+    checking: bool,
+    streak: usize,
+    converged: bool,
+}
+
+impl LevelCollector {
+    pub fn new(stats: LevelStatistics, params: ConvergenceParams) -> Self {
+        Self {
+            stats,
+            params,
+            buffer_x: Vec::new(),
+            buffer_r: Vec::new(),
+            checking: false,
+            streak: 0,
+            converged: false,
+        }
+    }
+
+    /// Feeds one streamed (x, y − f_{l−1}(x)); returns whether the level is ready to be fitted:
+    /// converged with more than `lower_limit` rows, or more than `upper_limit` rows.
+    pub fn push(&mut self, x: &[f64], residual: &[f64]) -> Result<bool, StreamError> {
+        let (d, p) = (self.stats.landmarks.ncols(), self.stats.z.ncols());
+        if x.len() != d || residual.len() != p {
+            return Err(StreamError::DimensionMismatch {
+                expected: d,
+                got: x.len(),
+            });
+        }
+        if self.converged {
+            // Converged but not yet above the lower limit: keep adding.
+            self.stats
+                .add_one(ArrayView1::from(x), ArrayView1::from(residual))?;
+        } else if self.checking {
+            let deltas = self
+                .stats
+                .add_one(ArrayView1::from(x), ArrayView1::from(residual))?;
+            let (dk, dz) = deltas.unwrap_or((f64::INFINITY, f64::INFINITY));
+            if dk <= self.params.k_threshold && dz <= self.params.z_threshold {
+                self.streak += 1;
+                self.converged = self.streak >= self.params.track_length;
+            } else {
+                self.checking = false;
+                self.streak = 0;
+            }
+        } else {
+            self.buffer_x.extend_from_slice(x);
+            self.buffer_r.extend_from_slice(residual);
+            if self.buffer_x.len() / d > self.params.interval {
+                self.flush()?;
+                self.checking = true;
+            }
+        }
+        Ok(self.ready())
+    }
+
+    /// Adds the buffered rows to the statistics (also at the end of the stream).
+    pub fn flush(&mut self) -> Result<(), StreamError> {
+        let (d, p) = (self.stats.landmarks.ncols(), self.stats.z.ncols());
+        let rows = self.buffer_x.len() / d;
+        let x = ArrayView2::from_shape((rows, d), &self.buffer_x).expect("rows of d values");
+        let r = ArrayView2::from_shape((rows, p), &self.buffer_r).expect("rows of p values");
+        self.stats.add(x, r)?;
+        self.buffer_x.clear();
+        self.buffer_r.clear();
+        Ok(())
+    }
+
+    /// Whether the level may be fitted now.
+    pub fn ready(&self) -> bool {
+        let n = self.stats.rows();
+        n > self.params.lower_limit && (self.converged || n > self.params.upper_limit)
+    }
+
+    /// Whether the convergence test has passed.
+    pub fn converged(&self) -> bool {
+        self.converged
+    }
+
+    /// Rows held in the buffer (at most `interval` + 1).
+    pub fn buffered(&self) -> usize {
+        self.buffer_x.len() / self.stats.landmarks.ncols()
+    }
+
+    /// The statistics so far.
+    pub fn statistics(&self) -> &LevelStatistics {
+        &self.stats
+    }
+}
+
 fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
     Array2::from_shape_fn((a.len(), b.len()), |(i, j)| a[i] * b[j])
 }
@@ -222,6 +338,70 @@ mod tests {
         for ratio in [k1 / k2, z1 / z2] {
             assert!((5.5..11.0).contains(&ratio), "ratio {ratio}");
         }
+    }
+
+    /// Spec §12.5: the level converges after O(1/threshold) points; the buffer stays bounded.
+    #[test]
+    fn collectors_converge_after_about_one_over_threshold_points() {
+        let (x, y) = data(60_000, 3);
+        let lm = x.slice(s![..20, ..]).to_owned();
+        let points_to_converge = |threshold: f64| {
+            let params = ConvergenceParams {
+                k_threshold: threshold,
+                z_threshold: threshold,
+                track_length: 100,
+                interval: 500,
+                lower_limit: 0,
+                upper_limit: usize::MAX,
+            };
+            let mut c =
+                LevelCollector::new(LevelStatistics::new(lm.clone(), 0.5, 1).unwrap(), params);
+            for i in 0..60_000 {
+                assert!(c.buffered() <= 501);
+                if c.push(x.row(i).as_slice().unwrap(), y.row(i).as_slice().unwrap())
+                    .unwrap()
+                {
+                    return c.statistics().rows();
+                }
+            }
+            panic!("no convergence at threshold {threshold}");
+        };
+        let (a, b) = (points_to_converge(2e-3), points_to_converge(1e-3));
+        assert!(
+            (1.4..3.0).contains(&(b as f64 / a as f64)),
+            "{a} -> {b} points"
+        );
+    }
+
+    #[test]
+    fn the_upper_limit_forces_a_fit_and_the_lower_limit_holds_it_back() {
+        let (x, y) = data(3_000, 4);
+        let params = ConvergenceParams {
+            k_threshold: 0.0,
+            z_threshold: 0.0,
+            track_length: 100,
+            interval: 100,
+            lower_limit: 1_000,
+            upper_limit: 1_500,
+        };
+        let mut c = LevelCollector::new(
+            LevelStatistics::new(x.slice(s![..10, ..]).to_owned(), 0.5, 1).unwrap(),
+            params,
+        );
+        let mut fitted_at = None;
+        for i in 0..3_000 {
+            if c.push(x.row(i).as_slice().unwrap(), y.row(i).as_slice().unwrap())
+                .unwrap()
+            {
+                fitted_at = Some(c.statistics().rows());
+                break;
+            }
+        }
+        assert!(!c.converged());
+        assert!(
+            fitted_at.is_some_and(|n| n > 1_500 && n <= 1_602),
+            "{fitted_at:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,289 @@
+//! The StreaMRAK driver (spec §2, §5): a Laplacian pyramid of Gaussian-kernel ridge regressions
+//! fitted level by level from one stream. Per streamed point: insert it into the damped cover
+//! tree; queue the levels that became landmark-ready (with their landmarks); stage the lowest
+//! queued level once its predecessor is fitted (its initial rows: the tree's level-(l+1) nodes);
+//! feed the point's residual to the collecting level; fit it when its statistics settle. Only
+//! the tree, one collector and the fitted levels' coefficients are kept.
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::seq::index::sample;
+use rand::Rng;
+
+use crate::cover_tree::{CoverTreeParams, DampedCoverTree, StreamError};
+use crate::falkon::{gaussian_kernel, solve, FalkonParams};
+use crate::levels::LevelParams;
+use crate::statistics::{ConvergenceParams, LevelCollector, LevelStatistics};
+
+/// All of StreaMRAK's constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamrakParams {
+    pub tree: CoverTreeParams,
+    pub levels: LevelParams,
+    pub convergence: ConvergenceParams,
+    pub falkon: FalkonParams,
+    /// Deepest level fitted (levels beyond are ignored).
+    pub max_level: usize,
+}
+
+/// One fitted level: f_l(x) = Σ_j α_j k_{r_l}(x, λ_j).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedLevel {
+    pub level: usize,
+    pub landmarks: Array2<f64>,
+    pub bandwidth: f64,
+    pub alpha: Array2<f64>,
+    /// Rows its statistics were built from.
+    pub rows: usize,
+    /// Points streamed when it was fitted.
+    pub fitted_after: u64,
+}
+
+/// The model being streamed.
+pub struct Streamrak {
+    params: StreamrakParams,
+    tree: DampedCoverTree,
+    /// Landmark-ready levels waiting to collect (level, landmark node ids), shallowest first.
+    queue: Vec<(usize, Vec<usize>)>,
+    collecting: Option<(usize, LevelCollector)>,
+    fitted: Vec<FittedLevel>,
+    seen: u64,
+}
+
+impl Streamrak {
+    /// A model whose tree is rooted at the first streamed point (x0, y0).
+    pub fn new(x0: &[f64], y0: &[f64], params: StreamrakParams) -> Result<Self, StreamError> {
+        Ok(Self {
+            params,
+            tree: DampedCoverTree::new(x0, y0, params.tree)?.with_levels(params.levels),
+            queue: Vec::new(),
+            collecting: None,
+            fitted: Vec::new(),
+            seen: 0,
+        })
+    }
+
+    /// Prediction of the fitted levels up to `max_level` (all when `None`), one row per point.
+    pub fn predict(&self, x: ArrayView2<f64>, max_level: Option<usize>) -> Array2<f64> {
+        let p = self.tree.target(0).len();
+        let mut f = Array2::zeros((x.nrows(), p));
+        for lvl in self
+            .fitted
+            .iter()
+            .filter(|l| max_level.is_none_or(|m| l.level <= m))
+        {
+            f += &gaussian_kernel(x, lvl.landmarks.view(), lvl.bandwidth).dot(&lvl.alpha);
+        }
+        f
+    }
+
+    fn residual(&self, x: &[f64], y: &[f64]) -> Array1<f64> {
+        ArrayView1::from(y).to_owned() - Self::predict_with(&self.fitted, x, y.len())
+    }
+
+    /// Streams one point.
+    pub fn push<R: Rng + ?Sized>(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        rng: &mut R,
+    ) -> Result<(), StreamError> {
+        self.seen += 1;
+        self.tree.insert(x, y, rng)?;
+        for level in self.tree.take_ready() {
+            if level <= self.params.max_level {
+                let landmarks = self.tree.landmarks(level, rng);
+                if !landmarks.is_empty() {
+                    self.queue.push((level, landmarks));
+                }
+            }
+        }
+        self.stage(rng)?;
+        if let Some((_, collector)) = &mut self.collecting {
+            let r = ArrayView1::from(y).to_owned() - Self::predict_with(&self.fitted, x, y.len());
+            if collector.push(x, r.as_slice().expect("contiguous"))? {
+                self.fit()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// f(x) of the fitted levels for one point with p targets.
+    fn predict_with(fitted: &[FittedLevel], x: &[f64], p: usize) -> Array1<f64> {
+        let xr = ArrayView1::from(x).insert_axis(Axis(0));
+        let mut f = Array1::zeros(p);
+        for l in fitted {
+            f += &gaussian_kernel(xr, l.landmarks.view(), l.bandwidth)
+                .dot(&l.alpha)
+                .row(0);
+        }
+        f
+    }
+
+    /// Starts collecting the lowest queued level if none is collecting and its predecessor is
+    /// fitted (or it is level 0), with its initial rows (spec §5 step 1).
+    fn stage<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), StreamError> {
+        if self.collecting.is_some() || self.queue.is_empty() {
+            return Ok(());
+        }
+        let (level, _) = &self.queue[0];
+        let predecessor_fitted = *level == 0 || self.fitted.iter().any(|f| f.level + 1 == *level);
+        if !predecessor_fitted {
+            return Ok(());
+        }
+        let (level, landmark_ids) = self.queue.remove(0);
+        let d = self.tree.centre(0).len();
+        let landmarks = Array2::from_shape_fn((landmark_ids.len(), d), |(i, j)| {
+            self.tree.centre(landmark_ids[i])[j]
+        });
+        let bandwidth = self.tree.radius(landmark_ids[0]);
+        let p = self.tree.target(0).len();
+        let mut stats = LevelStatistics::new(landmarks, bandwidth, p)?;
+        // Initial rows: the nodes of level l + 1 (at most the lower limit, else topped up with
+        // random nodes of the whole tree).
+        let lower = self.params.convergence.lower_limit;
+        let next: Vec<usize> = (0..self.tree.len())
+            .filter(|&k| self.tree.level(k) == level + 1)
+            .collect();
+        let rows: Vec<usize> = if next.len() > lower {
+            sample(rng, next.len(), lower)
+                .into_iter()
+                .map(|i| next[i])
+                .collect()
+        } else {
+            let mut rows = next.clone();
+            let others: Vec<usize> = (0..self.tree.len()).filter(|k| !next.contains(k)).collect();
+            let extra = (lower + 1).saturating_sub(rows.len()).min(others.len());
+            rows.extend(
+                sample(rng, others.len(), extra)
+                    .into_iter()
+                    .map(|i| others[i]),
+            );
+            rows
+        };
+        if !rows.is_empty() {
+            let x = Array2::from_shape_fn((rows.len(), d), |(i, j)| self.tree.centre(rows[i])[j]);
+            let mut r = Array2::zeros((rows.len(), p));
+            for (i, &k) in rows.iter().enumerate() {
+                r.row_mut(i)
+                    .assign(&self.residual(self.tree.centre(k), self.tree.target(k)));
+            }
+            stats.add(x.view(), r.view())?;
+        }
+        self.collecting = Some((level, LevelCollector::new(stats, self.params.convergence)));
+        Ok(())
+    }
+
+    fn fit(&mut self) -> Result<(), StreamError> {
+        let Some((level, mut collector)) = self.collecting.take() else {
+            return Ok(());
+        };
+        collector.flush()?;
+        let st = collector.statistics();
+        if st.rows() == 0 {
+            return Ok(());
+        }
+        let k_mm = gaussian_kernel(st.landmarks().view(), st.landmarks().view(), st.bandwidth());
+        let alpha = solve(
+            k_mm.view(),
+            st.ktk().view(),
+            st.z().view(),
+            st.rows(),
+            self.params.falkon,
+        )?;
+        self.fitted.push(FittedLevel {
+            level,
+            landmarks: st.landmarks().clone(),
+            bandwidth: st.bandwidth(),
+            alpha,
+            rows: st.rows(),
+            fitted_after: self.seen,
+        });
+        Ok(())
+    }
+
+    /// End of the stream (spec §5 step 5): fits the collecting level with what it has, then every
+    /// queued level in order.
+    pub fn finish<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), StreamError> {
+        self.fit()?;
+        while !self.queue.is_empty() {
+            let before = self.queue.len();
+            self.stage(rng)?;
+            if self.queue.len() == before {
+                break; // its predecessor was never fitted
+            }
+            self.fit()?;
+        }
+        Ok(())
+    }
+
+    /// The fitted levels, in the order they were fitted.
+    pub fn levels(&self) -> &[FittedLevel] {
+        &self.fitted
+    }
+
+    /// The damped cover tree.
+    pub fn tree(&self) -> &DampedCoverTree {
+        &self.tree
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// A small VarSinus-like stream: the pyramid fits its levels in order and the test error
+    /// falls as levels are added (the paper's hypothesis: MSE falls with level).
+    #[test]
+    fn the_pyramid_fits_levels_in_order_and_the_error_falls_with_depth() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let f = |x: f64| (1.0 / (x + 0.05)).sin();
+        let params = StreamrakParams {
+            tree: CoverTreeParams::paper(1.0),
+            levels: LevelParams {
+                delta0: 10.0,
+                ..LevelParams::default_config()
+            },
+            convergence: ConvergenceParams {
+                k_threshold: 5e-3,
+                z_threshold: 5e-3,
+                track_length: 100,
+                interval: 2_000,
+                lower_limit: 2_000,
+                upper_limit: 20_000,
+            },
+            falkon: FalkonParams::paper(),
+            max_level: 8,
+        };
+        let x0 = rng.random::<f64>();
+        let mut model = Streamrak::new(&[x0], &[f(x0)], params).unwrap();
+        for _ in 0..150_000 {
+            let x = rng.random::<f64>();
+            model.push(&[x], &[f(x)], &mut rng).unwrap();
+        }
+        model.finish(&mut rng).unwrap();
+        let levels: Vec<usize> = model.levels().iter().map(|l| l.level).collect();
+        assert!(levels.len() >= 4, "fitted levels {levels:?}");
+        assert!(levels.windows(2).all(|w| w[1] == w[0] + 1), "{levels:?}");
+        let test = Array2::from_shape_fn((2_000, 1), |_| rng.random::<f64>());
+        let truth = test.mapv(f);
+        let mse = |l: usize| {
+            (&model.predict(test.view(), Some(l)) - &truth)
+                .mapv(|v| v * v)
+                .mean()
+                .unwrap()
+        };
+        let errors: Vec<f64> = levels.iter().map(|&l| mse(l)).collect();
+        eprintln!(
+            "levels {levels:?} mse {errors:?} landmarks {:?}",
+            model
+                .levels()
+                .iter()
+                .map(|l| l.landmarks.nrows())
+                .collect::<Vec<_>>()
+        );
+        let (first, last) = (errors[0], *errors.last().unwrap());
+        assert!(last < 0.2 * first, "MSE per level {errors:?}");
+    }
+}
