@@ -109,6 +109,7 @@ numeric_sources!(
     "algorithms/random-features/src/error.rs",
     "algorithms/random-features/src/fourier.rs",
     "algorithms/random-features/src/lib.rs",
+    "algorithms/streamrak/src/baselines.rs",
     "algorithms/streamrak/src/cover_tree.rs",
     "algorithms/streamrak/src/falkon.rs",
     "algorithms/streamrak/src/levels.rs",

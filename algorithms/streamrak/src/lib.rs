@@ -7,8 +7,10 @@
 //! * [`statistics`]: a level's streamed sufficient statistics, convergence measures and the
 //!   collector that decides when the level is fitted (§5);
 //! * [`falkon`]: the preconditioned CG solve of one level from its sufficient statistics (§6);
-//! * [`model`]: the streaming driver of the Laplacian pyramid (§2, §5).
+//! * [`model`]: the streaming driver of the Laplacian pyramid (§2, §5);
+//! * [`baselines`]: FALKON with one bandwidth and LP-KRR (§7).
 
+pub mod baselines;
 pub mod cover_tree;
 pub mod falkon;
 pub mod levels;
