@@ -76,10 +76,6 @@ impl Streamrak {
         f
     }
 
-    fn residual(&self, x: &[f64], y: &[f64]) -> Array1<f64> {
-        ArrayView1::from(y).to_owned() - Self::predict_with(&self.fitted, x, y.len())
-    }
-
     /// Streams one point.
     pub fn push<R: Rng + ?Sized>(
         &mut self,
@@ -99,24 +95,12 @@ impl Streamrak {
         }
         self.stage(rng)?;
         if let Some((_, collector)) = &mut self.collecting {
-            let r = ArrayView1::from(y).to_owned() - Self::predict_with(&self.fitted, x, y.len());
+            let r = residual(&self.fitted, x, y);
             if collector.push(x, r.as_slice().expect("contiguous"))? {
                 self.fit()?;
             }
         }
         Ok(())
-    }
-
-    /// f(x) of the fitted levels for one point with p targets.
-    fn predict_with(fitted: &[FittedLevel], x: &[f64], p: usize) -> Array1<f64> {
-        let xr = ArrayView1::from(x).insert_axis(Axis(0));
-        let mut f = Array1::zeros(p);
-        for l in fitted {
-            f += &gaussian_kernel(xr, l.landmarks.view(), l.bandwidth)
-                .dot(&l.alpha)
-                .row(0);
-        }
-        f
     }
 
     /// Starts collecting the lowest queued level if none is collecting and its predecessor is
@@ -151,7 +135,9 @@ impl Streamrak {
                 .collect()
         } else {
             let mut rows = next.clone();
-            let others: Vec<usize> = (0..self.tree.len()).filter(|k| !next.contains(k)).collect();
+            let others: Vec<usize> = (0..self.tree.len())
+                .filter(|&k| self.tree.level(k) != level + 1)
+                .collect();
             let extra = (lower + 1).saturating_sub(rows.len()).min(others.len());
             rows.extend(
                 sample(rng, others.len(), extra)
@@ -164,8 +150,11 @@ impl Streamrak {
             let x = Array2::from_shape_fn((rows.len(), d), |(i, j)| self.tree.centre(rows[i])[j]);
             let mut r = Array2::zeros((rows.len(), p));
             for (i, &k) in rows.iter().enumerate() {
-                r.row_mut(i)
-                    .assign(&self.residual(self.tree.centre(k), self.tree.target(k)));
+                r.row_mut(i).assign(&residual(
+                    &self.fitted,
+                    self.tree.centre(k),
+                    self.tree.target(k),
+                ));
             }
             stats.add(x.view(), r.view())?;
         }
@@ -225,6 +214,18 @@ impl Streamrak {
     pub fn tree(&self) -> &DampedCoverTree {
         &self.tree
     }
+}
+
+/// y − f(x) of the fitted levels for one point (the residual the next level learns).
+fn residual(fitted: &[FittedLevel], x: &[f64], y: &[f64]) -> Array1<f64> {
+    let xr = ArrayView1::from(x).insert_axis(Axis(0));
+    let mut r = ArrayView1::from(y).to_owned();
+    for l in fitted {
+        r -= &gaussian_kernel(xr, l.landmarks.view(), l.bandwidth)
+            .dot(&l.alpha)
+            .row(0);
+    }
+    r
 }
 
 #[cfg(test)]
