@@ -133,7 +133,7 @@ pub fn apply_cases(
 ) -> Result<(), String> {
     for (i, case) in cases.iter().enumerate() {
         let at = |m: String| format!("case #{}: {m}", i + 1);
-        if case.when.is_empty() || case.params.is_empty() == !case.skip {
+        if case.when.is_empty() || case.params.is_empty() != case.skip {
             return Err(at(
                 "give `when` and either `params` or `skip = true` a value".into(),
             ));

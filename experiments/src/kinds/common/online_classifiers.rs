@@ -620,8 +620,15 @@ pub fn choose_psi(
                 .chain(&ids[bounds[f + 1]..])
                 .copied()
                 .collect();
-            let fit = ex.subset(&kept);
-            let mut learner = Classifier::build(p, s, &fit, &mut ChaCha8Rng::from_seed(seed))?;
+            // Only IK draws from the examples it is built on; OGD and NOGD need their dimension.
+            let subset;
+            let fit = if p.method().isolation() {
+                subset = ex.subset(&kept);
+                &subset
+            } else {
+                ex
+            };
+            let mut learner = Classifier::build(p, s, fit, &mut ChaCha8Rng::from_seed(seed))?;
             learner.train(ex, &kept)?;
             Ok(learner.test(ex, held)? as f64 / held.len() as f64)
         })

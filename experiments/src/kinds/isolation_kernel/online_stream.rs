@@ -224,12 +224,15 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
     let (initial, rest) = order.split_at(s.initial_block);
     let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
     let built = std::time::Instant::now();
-    let mut learner = Classifier::build(
-        p,
-        choice.psi,
-        &all.subset(initial),
-        &mut ctx.rng("partitionings"),
-    )?;
+    // IK draws its partitionings from the initial block only; OGD and NOGD need the dimension.
+    let block;
+    let fit = if p.method().isolation() {
+        block = all.subset(initial);
+        &block
+    } else {
+        all
+    };
+    let mut learner = Classifier::build(p, choice.psi, fit, &mut ctx.rng("partitionings"))?;
     let build_seconds = built.elapsed().as_secs_f64();
 
     let clock = Clock::start();
