@@ -140,9 +140,12 @@ numeric_sources!(
     "experiments/src/cell.rs",
     "experiments/src/context.rs",
     "experiments/src/data/mod.rs",
+    "experiments/src/data/synthetic/double_pendulum.rs",
+    "experiments/src/data/synthetic/dumbbell.rs",
     "experiments/src/data/synthetic/laplace_gp.rs",
     "experiments/src/data/synthetic/mod.rs",
     "experiments/src/data/synthetic/uniform_box.rs",
+    "experiments/src/data/synthetic/varying_sinus.rs",
     "experiments/src/kinds/common/binary.rs",
     "experiments/src/kinds/common/clock.rs",
     "experiments/src/kinds/common/feature_maps.rs",
@@ -162,6 +165,9 @@ numeric_sources!(
     "experiments/src/kinds/mondrian/lifetime_sweep.rs",
     "experiments/src/kinds/mondrian/mod.rs",
     "experiments/src/kinds/mondrian/width_selection.rs",
+    "experiments/src/kinds/streamrak/mod.rs",
+    "experiments/src/kinds/streamrak/multiresolution.rs",
+    "experiments/src/kinds/streamrak/training.rs",
 );
 
 /// The workspace's Cargo.lock, for dependency closures.

@@ -1,7 +1,7 @@
 //! The registered experiment kinds, by `experiment.kind` name. Registering a kind here changes
 //! no other kind's cache keys (this file is not a numeric source).
 
-use crate::kinds::{isolation_kernel, mondrian, Adapter, ExperimentKind};
+use crate::kinds::{isolation_kernel, mondrian, streamrak, Adapter, ExperimentKind};
 
 static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<mondrian::kernel_approximation::KernelApproximation>::new(),
@@ -11,6 +11,7 @@ static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<isolation_kernel::batch_classification::BatchClassification>::new(),
     &Adapter::<isolation_kernel::online_stream::OnlineStream>::new(),
     &Adapter::<isolation_kernel::laplacian_agreement::LaplacianAgreement>::new(),
+    &Adapter::<streamrak::multiresolution::Multiresolution>::new(),
 ];
 
 /// Every registered kind.

@@ -3,41 +3,11 @@
 //! statistics) and LP-KRR (the same Laplacian pyramid with bandwidths r₀·2^{−l}, but one fixed
 //! landmark set for every level, and each level consuming a fixed number of streamed points).
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 
 use crate::cover_tree::StreamError;
-use crate::falkon::{gaussian_kernel, solve, FalkonParams};
-use crate::statistics::LevelStatistics;
-
-/// A fitted kernel expansion f(x) = Σ_j α_j k_r(x, λ_j).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Expansion {
-    pub landmarks: Array2<f64>,
-    pub bandwidth: f64,
-    pub alpha: Array2<f64>,
-}
-
-impl Expansion {
-    pub fn predict(&self, x: ArrayView2<f64>) -> Array2<f64> {
-        gaussian_kernel(x, self.landmarks.view(), self.bandwidth).dot(&self.alpha)
-    }
-
-    fn fit(stats: &LevelStatistics, falkon: FalkonParams) -> Result<Self, StreamError> {
-        let lm = stats.landmarks();
-        let k_mm = gaussian_kernel(lm.view(), lm.view(), stats.bandwidth());
-        Ok(Self {
-            landmarks: lm.clone(),
-            bandwidth: stats.bandwidth(),
-            alpha: solve(
-                k_mm.view(),
-                stats.ktk().view(),
-                stats.z().view(),
-                stats.rows(),
-                falkon,
-            )?,
-        })
-    }
-}
+use crate::falkon::{Expansion, FalkonParams};
+use crate::statistics::{LevelStatistics, CHUNK};
 
 /// FALKON with one bandwidth over a whole stream.
 pub struct FalkonBaseline {
@@ -73,6 +43,9 @@ impl FalkonBaseline {
 
 /// LP-KRR: level l (bandwidth r₀·2^{−l}, the fixed landmarks) is fitted to the residual of the
 /// levels before it from the next `points_per_level` streamed points; levels up to `max_level`.
+/// Points are buffered in blocks of at most [`CHUNK`] rows (the residual of a block is one
+/// prediction, its statistics one BLAS update): the same sums as point by point, since the fitted
+/// levels do not change while a level collects.
 pub struct LpKrr {
     landmarks: Array2<f64>,
     r0: f64,
@@ -80,7 +53,12 @@ pub struct LpKrr {
     max_level: usize,
     falkon: FalkonParams,
     current: Option<LevelStatistics>,
+    buffer_x: Vec<f64>,
+    buffer_y: Vec<f64>,
     fitted: Vec<Expansion>,
+    /// Points streamed when each level was fitted.
+    fitted_after: Vec<u64>,
+    seen: u64,
 }
 
 impl LpKrr {
@@ -98,6 +76,13 @@ impl LpKrr {
                 expected: "at least 1",
             });
         }
+        if !(r0.is_finite() && r0 > 0.0) {
+            return Err(StreamError::InvalidParameter {
+                name: "r0",
+                value: r0.to_string(),
+                expected: "a finite radius > 0",
+            });
+        }
         Ok(Self {
             landmarks,
             r0,
@@ -105,7 +90,11 @@ impl LpKrr {
             max_level,
             falkon,
             current: None,
+            buffer_x: Vec::new(),
+            buffer_y: Vec::new(),
             fitted: Vec::new(),
+            fitted_after: Vec::new(),
+            seen: 0,
         })
     }
 
@@ -130,37 +119,100 @@ impl LpKrr {
 
     /// Streams one point; returns whether every level up to `max_level` is fitted.
     pub fn push(&mut self, x: &[f64], y: &[f64]) -> Result<bool, StreamError> {
-        let level = self.fitted.len();
-        if level > self.max_level {
+        if self.fitted.len() > self.max_level {
             return Ok(true);
         }
-        let xr = ArrayView1::from(x).insert_axis(Axis(0));
-        let residual: Array1<f64> = ArrayView1::from(y).to_owned() - self.predict(xr, None).row(0);
+        let d = self.landmarks.ncols();
+        let p = if self.buffer_x.is_empty() {
+            y.len()
+        } else {
+            self.buffer_y.len() * d / self.buffer_x.len()
+        };
+        if x.len() != d || y.len() != p || p == 0 {
+            return Err(StreamError::DimensionMismatch {
+                expected: d,
+                got: x.len(),
+            });
+        }
+        self.seen += 1;
+        self.buffer_x.extend_from_slice(x);
+        self.buffer_y.extend_from_slice(y);
+        let buffered = self.buffer_x.len() / d;
+        let collected = self.current.as_ref().map_or(0, LevelStatistics::rows);
+        if buffered >= CHUNK || collected + buffered >= self.points_per_level {
+            self.flush()?;
+        }
+        Ok(self.fitted.len() > self.max_level)
+    }
+
+    /// Adds the buffered points to the collecting level and fits it once it has its points.
+    fn flush(&mut self) -> Result<(), StreamError> {
+        let d = self.landmarks.ncols();
+        let rows = self.buffer_x.len() / d;
+        if rows == 0 {
+            return Ok(());
+        }
+        let p = self.buffer_y.len() / rows;
+        let x = ArrayView2::from_shape((rows, d), &self.buffer_x).expect("rows of d values");
+        let y = ArrayView2::from_shape((rows, p), &self.buffer_y).expect("rows of p values");
+        let residual = &y - &self.predict(x, None);
+        let level = self.fitted.len();
         let stats = match &mut self.current {
             Some(s) => s,
             None => {
                 let r = self.r0 / f64::powi(2.0, level as i32);
                 self.current
-                    .insert(LevelStatistics::new(self.landmarks.clone(), r, y.len())?)
+                    .insert(LevelStatistics::new(self.landmarks.clone(), r, p)?)
             }
         };
-        stats.add(xr, residual.view().insert_axis(Axis(0)))?;
+        stats.add(x, residual.view())?;
+        self.buffer_x.clear();
+        self.buffer_y.clear();
         if stats.rows() >= self.points_per_level {
-            let stats = self.current.take().expect("collecting");
-            self.fitted.push(Expansion::fit(&stats, self.falkon)?);
+            self.fit()?;
         }
-        Ok(self.fitted.len() > self.max_level)
+        Ok(())
+    }
+
+    fn fit(&mut self) -> Result<(), StreamError> {
+        if let Some(stats) = self.current.take() {
+            if stats.rows() > 0 {
+                self.fitted.push(Expansion::fit(&stats, self.falkon)?);
+                self.fitted_after.push(self.seen);
+            }
+        }
+        Ok(())
+    }
+
+    /// End of the stream: fits the level collecting with the points it has.
+    pub fn finish(&mut self) -> Result<(), StreamError> {
+        if self.fitted.len() <= self.max_level {
+            self.flush()?;
+            self.fit()?;
+        }
+        Ok(())
     }
 
     /// Fitted levels so far.
     pub fn levels(&self) -> usize {
         self.fitted.len()
     }
+
+    /// The fitted levels, shallowest first.
+    pub fn expansions(&self) -> &[Expansion] {
+        &self.fitted
+    }
+
+    /// Points streamed when each level was fitted.
+    pub fn fitted_after(&self) -> &[u64] {
+        &self.fitted_after
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ndarray::Axis;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

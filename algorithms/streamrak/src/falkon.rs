@@ -8,6 +8,7 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
 
 use crate::cover_tree::StreamError;
+use crate::statistics::{LevelStatistics, CHUNK};
 
 /// The solver's constants; the paper's experiments use λ = 1e-3, 10 CG iterations, a CG
 /// threshold of 1e-10 and a Cholesky jitter of 1e-10.
@@ -30,18 +31,82 @@ impl FalkonParams {
     }
 }
 
+/// Below this, exp(x) is exactly 0.0 in double precision.
+const UNDERFLOW: f64 = -745.2;
+
 /// The Gaussian kernel matrix exp(−‖a_i − b_j‖² / (2r²)) of the rows of `a` and `b`.
 pub fn gaussian_kernel(a: ArrayView2<f64>, b: ArrayView2<f64>, r: f64) -> Array2<f64> {
     let scale = -0.5 / (r * r);
-    Array2::from_shape_fn((a.nrows(), b.nrows()), |(i, j)| {
-        let d2: f64 = a
-            .row(i)
-            .iter()
-            .zip(b.row(j))
-            .map(|(u, v)| (u - v) * (u - v))
-            .sum();
-        (scale * d2).exp()
-    })
+    let (n, m, d) = (a.nrows(), b.nrows(), a.ncols());
+    assert_eq!(
+        d,
+        b.ncols(),
+        "internal error: kernel of points of different dimensions"
+    );
+    let (a, b) = (a.as_standard_layout(), b.as_standard_layout());
+    let (a, b) = (
+        a.as_slice().expect("standard layout"),
+        b.as_slice().expect("standard layout"),
+    );
+    let mut out = Vec::with_capacity(n * m);
+    for ai in a.chunks_exact(d.max(1)).take(n) {
+        for bj in b.chunks_exact(d.max(1)).take(m) {
+            let mut d2 = 0.0;
+            for (u, v) in ai.iter().zip(bj) {
+                d2 += (u - v) * (u - v);
+            }
+            let e = scale * d2;
+            // exp underflows to exactly 0 below −745.2: skip the call (most entries at fine
+            // levels).
+            out.push(if e < UNDERFLOW { 0.0 } else { e.exp() });
+        }
+    }
+    if d == 0 {
+        out.resize(n * m, 1.0);
+    }
+    Array2::from_shape_vec((n, m), out).expect("n x m values")
+}
+
+/// A fitted kernel expansion f(x) = Σ_j α_j k_r(x, λ_j) (one pyramid level, or FALKON).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion {
+    pub landmarks: Array2<f64>,
+    pub bandwidth: f64,
+    pub alpha: Array2<f64>,
+}
+
+impl Expansion {
+    /// f(x), one row per point (kernel rows computed in blocks of [`CHUNK`] points).
+    pub fn predict(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        let mut f = Array2::zeros((x.nrows(), self.alpha.ncols()));
+        for start in (0..x.nrows()).step_by(CHUNK) {
+            let end = (start + CHUNK).min(x.nrows());
+            let k = gaussian_kernel(
+                x.slice(s![start..end, ..]),
+                self.landmarks.view(),
+                self.bandwidth,
+            );
+            f.slice_mut(s![start..end, ..]).assign(&k.dot(&self.alpha));
+        }
+        f
+    }
+
+    /// The FALKON solve of the statistics' level.
+    pub fn fit(stats: &LevelStatistics, falkon: FalkonParams) -> Result<Self, StreamError> {
+        let lm = stats.landmarks();
+        let k_mm = gaussian_kernel(lm.view(), lm.view(), stats.bandwidth());
+        Ok(Self {
+            landmarks: lm.clone(),
+            bandwidth: stats.bandwidth(),
+            alpha: solve(
+                k_mm.view(),
+                stats.ktk().view(),
+                stats.z().view(),
+                stats.rows(),
+                falkon,
+            )?,
+        })
+    }
 }
 
 fn linalg<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> StreamError {
@@ -138,6 +203,22 @@ mod tests {
     use ndarray_linalg::Solve;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// Skipping exp below the cutoff changes no entry: exp is already exactly 0 there.
+    #[test]
+    fn the_underflow_cutoff_changes_no_kernel_value() {
+        assert_eq!(UNDERFLOW.exp(), 0.0);
+        let a = ndarray::array![[0.0], [1.0]];
+        let b = ndarray::array![[0.0], [0.5], [3.0]];
+        let r = 0.05;
+        let k = gaussian_kernel(a.view(), b.view(), r);
+        for i in 0..2 {
+            for j in 0..3 {
+                let d: f64 = a[[i, 0]] - b[[j, 0]];
+                assert_eq!(k[[i, j]], (-d * d / (2.0 * r * r)).exp());
+            }
+        }
+    }
 
     /// Spec §12.3: with many CG iterations FALKON reaches the exact Nyström KRR solution
     /// (KᵀK + λn K_mm)⁻¹ Z; compared through the predictions K α (α itself is ill-conditioned).

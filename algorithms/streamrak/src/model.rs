@@ -10,7 +10,7 @@ use rand::seq::index::sample;
 use rand::Rng;
 
 use crate::cover_tree::{CoverTreeParams, DampedCoverTree, StreamError};
-use crate::falkon::{gaussian_kernel, solve, FalkonParams};
+use crate::falkon::{gaussian_kernel, Expansion, FalkonParams};
 use crate::levels::LevelParams;
 use crate::statistics::{ConvergenceParams, LevelCollector, LevelStatistics};
 
@@ -29,22 +29,37 @@ pub struct StreamrakParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FittedLevel {
     pub level: usize,
-    pub landmarks: Array2<f64>,
-    pub bandwidth: f64,
-    pub alpha: Array2<f64>,
+    pub expansion: Expansion,
     /// Rows its statistics were built from.
     pub rows: usize,
+    /// Points streamed when it became landmark-ready (its landmarks were drawn then).
+    pub ready_after: u64,
     /// Points streamed when it was fitted.
     pub fitted_after: u64,
+    /// Nodes of its tree level and how many of them were saturated (the landmark candidates)
+    /// when its landmarks were drawn.
+    pub nodes: usize,
+    pub candidates: usize,
+    /// Wall seconds of its FALKON solve (Gram matrix, factorisations, CG).
+    pub solve_seconds: f64,
+}
+
+/// A landmark-ready level waiting to collect.
+struct Queued {
+    level: usize,
+    landmarks: Vec<usize>,
+    ready_after: u64,
+    nodes: usize,
+    candidates: usize,
 }
 
 /// The model being streamed.
 pub struct Streamrak {
     params: StreamrakParams,
     tree: DampedCoverTree,
-    /// Landmark-ready levels waiting to collect (level, landmark node ids), shallowest first.
-    queue: Vec<(usize, Vec<usize>)>,
-    collecting: Option<(usize, LevelCollector)>,
+    /// Landmark-ready levels waiting to collect, shallowest first.
+    queue: Vec<Queued>,
+    collecting: Option<(Queued, LevelCollector)>,
     fitted: Vec<FittedLevel>,
     seen: u64,
 }
@@ -71,7 +86,7 @@ impl Streamrak {
             .iter()
             .filter(|l| max_level.is_none_or(|m| l.level <= m))
         {
-            f += &gaussian_kernel(x, lvl.landmarks.view(), lvl.bandwidth).dot(&lvl.alpha);
+            f += &lvl.expansion.predict(x);
         }
         f
     }
@@ -89,7 +104,13 @@ impl Streamrak {
             if level <= self.params.max_level {
                 let landmarks = self.tree.landmarks(level, rng);
                 if !landmarks.is_empty() {
-                    self.queue.push((level, landmarks));
+                    self.queue.push(Queued {
+                        level,
+                        landmarks,
+                        ready_after: self.seen,
+                        nodes: self.tree.nodes_per_level()[level],
+                        candidates: self.tree.saturated_per_level()[level],
+                    });
                 }
             }
         }
@@ -109,12 +130,13 @@ impl Streamrak {
         if self.collecting.is_some() || self.queue.is_empty() {
             return Ok(());
         }
-        let (level, _) = &self.queue[0];
-        let predecessor_fitted = *level == 0 || self.fitted.iter().any(|f| f.level + 1 == *level);
+        let level = self.queue[0].level;
+        let predecessor_fitted = level == 0 || self.fitted.iter().any(|f| f.level + 1 == level);
         if !predecessor_fitted {
             return Ok(());
         }
-        let (level, landmark_ids) = self.queue.remove(0);
+        let queued = self.queue.remove(0);
+        let landmark_ids = &queued.landmarks;
         let d = self.tree.centre(0).len();
         let landmarks = Array2::from_shape_fn((landmark_ids.len(), d), |(i, j)| {
             self.tree.centre(landmark_ids[i])[j]
@@ -158,12 +180,12 @@ impl Streamrak {
             }
             stats.add(x.view(), r.view())?;
         }
-        self.collecting = Some((level, LevelCollector::new(stats, self.params.convergence)));
+        self.collecting = Some((queued, LevelCollector::new(stats, self.params.convergence)));
         Ok(())
     }
 
     fn fit(&mut self) -> Result<(), StreamError> {
-        let Some((level, mut collector)) = self.collecting.take() else {
+        let Some((queued, mut collector)) = self.collecting.take() else {
             return Ok(());
         };
         collector.flush()?;
@@ -171,21 +193,17 @@ impl Streamrak {
         if st.rows() == 0 {
             return Ok(());
         }
-        let k_mm = gaussian_kernel(st.landmarks().view(), st.landmarks().view(), st.bandwidth());
-        let alpha = solve(
-            k_mm.view(),
-            st.ktk().view(),
-            st.z().view(),
-            st.rows(),
-            self.params.falkon,
-        )?;
+        let started = std::time::Instant::now();
+        let expansion = Expansion::fit(st, self.params.falkon)?;
         self.fitted.push(FittedLevel {
-            level,
-            landmarks: st.landmarks().clone(),
-            bandwidth: st.bandwidth(),
-            alpha,
+            level: queued.level,
+            expansion,
             rows: st.rows(),
+            ready_after: queued.ready_after,
             fitted_after: self.seen,
+            nodes: queued.nodes,
+            candidates: queued.candidates,
+            solve_seconds: started.elapsed().as_secs_f64(),
         });
         Ok(())
     }
@@ -221,8 +239,8 @@ fn residual(fitted: &[FittedLevel], x: &[f64], y: &[f64]) -> Array1<f64> {
     let xr = ArrayView1::from(x).insert_axis(Axis(0));
     let mut r = ArrayView1::from(y).to_owned();
     for l in fitted {
-        r -= &gaussian_kernel(xr, l.landmarks.view(), l.bandwidth)
-            .dot(&l.alpha)
+        r -= &gaussian_kernel(xr, l.expansion.landmarks.view(), l.expansion.bandwidth)
+            .dot(&l.expansion.alpha)
             .row(0);
     }
     r
@@ -281,7 +299,7 @@ mod tests {
             model
                 .levels()
                 .iter()
-                .map(|l| l.landmarks.nrows())
+                .map(|l| l.expansion.landmarks.nrows())
                 .collect::<Vec<_>>()
         );
         let (first, last) = (errors[0], *errors.last().unwrap());

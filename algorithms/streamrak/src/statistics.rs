@@ -75,7 +75,7 @@ impl LevelStatistics {
                 self.landmarks.view(),
                 self.bandwidth,
             );
-            self.ktk += &k.t().dot(&k);
+            add_gram(&mut self.ktk, &k);
             self.z += &k.t().dot(&residual.slice(s![start..end, ..]));
         }
         self.n += x.nrows();
@@ -95,16 +95,29 @@ impl LevelStatistics {
             .row(0)
             .to_owned();
         let n_before = self.n as f64;
-        let kk = outer(&k, &k);
+        let n = n_before + 1.0;
+        let first = self.n == 0;
+        // ΔK = ‖S_n − S_{n−1}‖_∞ with S = sum / count, S_n − S_{n−1} = (k kᵀ − S_{n−1}) / n: its
+        // row sums are taken while k kᵀ is added in place (no m × m temporary).
+        let m = k.len();
+        let mut dk = 0.0_f64;
+        for i in 0..m {
+            let mut row_sum = 0.0;
+            let mut row = self.ktk.row_mut(i);
+            for j in 0..m {
+                let kk = k[i] * k[j];
+                if !first {
+                    row_sum += (kk - row[j] / n_before).abs();
+                }
+                row[j] += kk;
+            }
+            dk = dk.max(row_sum / n);
+        }
         let kz = outer(&k, &residual.to_owned());
-        let deltas = (self.n > 0).then(|| {
-            // S_n − S_{n−1} with S = sum / count: (k kᵀ − S_{n−1}) / n.
-            let n = n_before + 1.0;
-            let dk = (&kk - &(&self.ktk / n_before)) / n;
+        let deltas = (!first).then(|| {
             let dz = (&kz - &(&self.z / n_before)) / n;
-            (infinity_norm(&dk), spectral_norm(&dz))
+            (dk, spectral_norm(&dz))
         });
-        self.ktk += &kk;
         self.z += &kz;
         self.n += 1;
         Ok(deltas)
@@ -252,16 +265,47 @@ impl LevelCollector {
     }
 }
 
-fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
-    Array2::from_shape_fn((a.len(), b.len()), |(i, j)| a[i] * b[j])
+/// `ktk += kᵀk` for a block `k` of kernel rows (n × m): BLAS `dsyrk` on the upper triangle
+/// (half the flops of a product), then mirrored, so `ktk` stays a full symmetric matrix.
+fn add_gram(ktk: &mut Array2<f64>, k: &Array2<f64>) {
+    let (n, m) = k.dim();
+    if n == 0 || m == 0 {
+        return;
+    }
+    assert!(
+        ktk.dim() == (m, m) && ktk.is_standard_layout() && k.is_standard_layout(),
+        "internal error: Gram block shapes"
+    );
+    let (n_i, m_i) = (
+        i32::try_from(n).expect("block rows fit in a BLAS int"),
+        i32::try_from(m).expect("landmarks fit in a BLAS int"),
+    );
+    // SAFETY: both matrices are contiguous row-major: `k` is n × m (lda = m) and `ktk` is m × m
+    // (ldc = m); dsyrk reads n·m values of `k` and writes the upper triangle of `ktk` only.
+    unsafe {
+        cblas_sys::cblas_dsyrk(
+            cblas_sys::CBLAS_LAYOUT::CblasRowMajor,
+            cblas_sys::CBLAS_UPLO::CblasUpper,
+            cblas_sys::CBLAS_TRANSPOSE::CblasTrans,
+            m_i,
+            n_i,
+            1.0,
+            k.as_ptr(),
+            m_i,
+            1.0,
+            ktk.as_mut_ptr(),
+            m_i,
+        );
+    }
+    for i in 0..m {
+        for j in 0..i {
+            ktk[[i, j]] = ktk[[j, i]];
+        }
+    }
 }
 
-/// Largest absolute row sum.
-fn infinity_norm(a: &Array2<f64>) -> f64 {
-    a.rows()
-        .into_iter()
-        .map(|r| r.iter().map(|v| v.abs()).sum::<f64>())
-        .fold(0.0, f64::max)
+fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
+    Array2::from_shape_fn((a.len(), b.len()), |(i, j)| a[i] * b[j])
 }
 
 /// Largest singular value: √λ_max(AᵀA) (p × p, p = number of targets).
@@ -280,6 +324,34 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// Largest absolute row sum.
+    fn infinity_norm(a: &Array2<f64>) -> f64 {
+        a.rows()
+            .into_iter()
+            .map(|r| r.iter().map(|v| v.abs()).sum::<f64>())
+            .fold(0.0, f64::max)
+    }
+
+    /// ΔK and ΔZ of one added row are the norms of the difference of the running means,
+    /// computed here from two copies of the statistics.
+    #[test]
+    fn one_row_deltas_are_the_norms_of_the_change_of_the_means() {
+        let (x, y) = data(1_001, 5);
+        let mut st = LevelStatistics::new(x.slice(s![..30, ..]).to_owned(), 0.4, 1).unwrap();
+        st.add(x.slice(s![..1_000, ..]), y.slice(s![..1_000, ..]))
+            .unwrap();
+        let before = st.clone();
+        let (dk, dz) = st.add_one(x.row(1_000), y.row(1_000)).unwrap().unwrap();
+        let mean = |a: &Array2<f64>, n: usize| a / n as f64;
+        let want_k = infinity_norm(&(mean(st.ktk(), 1_001) - mean(before.ktk(), 1_000)));
+        let want_z = spectral_norm(&(mean(st.z(), 1_001) - mean(before.z(), 1_000)));
+        assert!(
+            (dk - want_k).abs() < 1e-12 * want_k.max(1e-300) + 1e-15,
+            "{dk} vs {want_k}"
+        );
+        assert!((dz - want_z).abs() < 1e-9 * want_z, "{dz} vs {want_z}");
+    }
 
     fn data(n: usize, seed: u64) -> (Array2<f64>, Array2<f64>) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);

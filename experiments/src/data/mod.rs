@@ -21,8 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::cell::{data_seeds, Seeds};
 use crate::fingerprint::Sources;
+use synthetic::double_pendulum::{DoublePendulumData, PendulumTrajectories};
+use synthetic::dumbbell::Dumbbell;
 use synthetic::laplace_gp::LaplaceGp;
 use synthetic::uniform_box::UniformBox;
+use synthetic::varying_sinus::VaryingSinus;
 use synthetic::{Generated, Generator};
 
 /// Where the data come from (`[data] source = ...`). Deserialised through [`DataTable`] so
@@ -37,7 +40,16 @@ pub enum DataSpec {
     Dataset(DatasetSpec),
     /// A Gaussian-process regression sample with the Laplace kernel.
     LaplaceGp(LaplaceGp),
+    /// VarSinus, sin(1/(x + 0.01)) + noise (StreaMRAK).
+    VaryingSinus(VaryingSinus),
+    /// The 5-D dumbbell (StreaMRAK).
+    Dumbbell(Dumbbell),
+    /// Simulated double-pendulum trajectories (StreaMRAK).
+    DoublePendulum(DoublePendulumData),
 }
+
+/// The `source` names, for error messages.
+const SOURCES: &str = "uniform_box, dataset, laplace_gp, varying_sinus, dumbbell, double_pendulum";
 
 /// The `[data]` table as written.
 #[derive(Deserialize)]
@@ -55,17 +67,18 @@ impl TryFrom<DataTable> for DataSpec {
                     other.type_str()
                 ))
             }
-            None => {
-                return Err("data.source: missing; one of uniform_box, dataset, laplace_gp".into())
-            }
+            None => return Err(format!("data.source: missing; one of {SOURCES}")),
         };
         use crate::config::typed_table as typed;
         match source.as_str() {
             "uniform_box" => Ok(DataSpec::UniformBox(typed(table, "data")?)),
             "dataset" => Ok(DataSpec::Dataset(typed(table, "data")?)),
             "laplace_gp" => Ok(DataSpec::LaplaceGp(typed(table, "data")?)),
+            "varying_sinus" => Ok(DataSpec::VaryingSinus(typed(table, "data")?)),
+            "dumbbell" => Ok(DataSpec::Dumbbell(typed(table, "data")?)),
+            "double_pendulum" => Ok(DataSpec::DoublePendulum(typed(table, "data")?)),
             other => Err(format!(
-                "data.source = {other:?} is unknown; one of uniform_box, dataset, laplace_gp"
+                "data.source = {other:?} is unknown; one of {SOURCES}"
             )),
         }
     }
@@ -98,6 +111,9 @@ impl DataSpec {
         match self {
             DataSpec::UniformBox(g) => Some(g),
             DataSpec::LaplaceGp(g) => Some(g),
+            DataSpec::VaryingSinus(g) => Some(g),
+            DataSpec::Dumbbell(g) => Some(g),
+            DataSpec::DoublePendulum(g) => Some(g),
             DataSpec::Dataset(_) => None,
         }
     }
@@ -292,6 +308,7 @@ enum Splitting {
 
 enum Source {
     Points(Arc<Array2<f64>>),
+    Trajectories(Arc<PendulumTrajectories>),
     Sets {
         set: Arc<LabelledSet>,
         splitting: Splitting,
@@ -314,6 +331,8 @@ pub struct LoadedData {
 pub enum DataView {
     /// Points (synthetic), one per row.
     Points(Arc<Array2<f64>>),
+    /// Simulated pendulum trajectories.
+    Trajectories(Arc<PendulumTrajectories>),
     /// A labelled set and this repetition's split of it.
     Sets(SplitSets),
 }
@@ -337,6 +356,7 @@ impl DataView {
         match self {
             DataView::Points(x) => Ok(x.as_ref().clone()),
             DataView::Sets(s) => Ok(dense(&s.set, &s.parts.train)?),
+            DataView::Trajectories(_) => bail!("these data are trajectories, not points"),
         }
     }
 
@@ -345,6 +365,19 @@ impl DataView {
         match self {
             DataView::Sets(s) => Ok(s),
             DataView::Points(_) => bail!("this experiment needs a labelled dataset, not points"),
+            DataView::Trajectories(_) => {
+                bail!("this experiment needs a labelled dataset, not trajectories")
+            }
+        }
+    }
+
+    /// The simulated trajectories.
+    pub fn trajectories(&self) -> Result<Arc<PendulumTrajectories>> {
+        match self {
+            DataView::Trajectories(t) => Ok(t.clone()),
+            _ => bail!(
+                "this experiment needs simulated trajectories (data.source = \"double_pendulum\")"
+            ),
         }
     }
 
@@ -401,6 +434,7 @@ impl LoadedData {
     pub fn view(&self, rep: usize) -> Result<DataView> {
         let (set, splitting, max_rows) = match &self.source {
             Source::Points(x) => return Ok(DataView::Points(x.clone())),
+            Source::Trajectories(t) => return Ok(DataView::Trajectories(t.clone())),
             Source::Sets {
                 set,
                 splitting,
@@ -568,6 +602,7 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
             let generator = spec.generator().expect("synthetic data have a generator");
             match generator.generate(&mut seeds.rng("data"))? {
                 Generated::Points(x) => Source::Points(Arc::new(x)),
+                Generated::Trajectories(t) => Source::Trajectories(Arc::new(t)),
                 Generated::Regression {
                     x,
                     y,

@@ -14,5 +14,6 @@ pub mod common;
 pub mod isolation_kernel;
 pub mod kind;
 pub mod mondrian;
+pub mod streamrak;
 
 pub use kind::{Adapter, ColumnDoc, ExperimentKind, Kind, Params, Shared};

@@ -6,8 +6,11 @@
 //! and one variant of `DataSpec` with its arm in `DataSpec::generator`. A cell's cache key
 //! covers the file and crates of its own generator only ([`Generator::sources`]).
 
+pub mod double_pendulum;
+pub mod dumbbell;
 pub mod laplace_gp;
 pub mod uniform_box;
+pub mod varying_sinus;
 
 use anyhow::Result;
 use ndarray::{Array1, Array2};
@@ -28,6 +31,8 @@ pub enum Generated {
         /// What generating had to do beyond the spec (recorded in the manifest).
         notes: Vec<String>,
     },
+    /// Simulated trajectories (the double pendulum).
+    Trajectories(double_pendulum::PendulumTrajectories),
 }
 
 /// A synthetic data source.

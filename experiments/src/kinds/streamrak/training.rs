@@ -1,0 +1,370 @@
+//! StreaMRAK and its two baselines trained on one stream of (x, y) pairs (spec §5, §7), with
+//! what the StreaMRAK kind reports of the training: the fitted levels as kernel expansions, per
+//! level the landmarks, rows and stream positions, and the cover tree's counts at checkpoints.
+
+use anyhow::{bail, Result};
+use ndarray::{Array2, ArrayView2};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use streamrak::baselines::{FalkonBaseline, LpKrr};
+use streamrak::falkon::{Expansion, FalkonParams};
+use streamrak::model::{Streamrak, StreamrakParams};
+use streamrak::statistics::{ConvergenceParams, CHUNK};
+use streamrak::{CoverTreeParams, LevelParams};
+
+use crate::context::CellContext;
+use crate::kinds::common::clock::Clock;
+
+/// The method a cell trains.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The damped cover tree's landmarks per level, levels fitted as their statistics settle.
+    Streamrak,
+    /// The same pyramid on one fixed random landmark set, a fixed number of points per level.
+    LpKrr,
+    /// One bandwidth, one landmark set drawn with replacement, the whole stream.
+    Falkon,
+}
+
+/// Everything training needs besides the stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub method: Method,
+    pub r0: f64,
+    pub streamrak: StreamrakParams,
+    pub falkon: FalkonParams,
+    /// LP-KRR: points each level consumes and landmarks (m = factor·√n).
+    pub points_per_level: usize,
+    pub lp_landmark_factor: f64,
+    /// FALKON: bandwidth and landmark count.
+    pub falkon_bandwidth: f64,
+    pub falkon_landmarks: usize,
+    /// Cover-tree checkpoints over the stream.
+    pub trace_points: usize,
+}
+
+impl Settings {
+    /// StreaMRAK's constants for a root radius: the tree's (α, D_cf, h fixed by the paper), the
+    /// levels', the stopping rule's and the solver's.
+    pub fn streamrak_params(
+        r0: f64,
+        levels: LevelParams,
+        convergence: ConvergenceParams,
+        falkon: FalkonParams,
+        max_level: usize,
+    ) -> StreamrakParams {
+        StreamrakParams {
+            tree: CoverTreeParams::paper(r0),
+            levels,
+            convergence,
+            falkon,
+            max_level,
+        }
+    }
+}
+
+/// A stream of training pairs, read by position in the order they arrive.
+pub trait PairStream: Sync {
+    fn points(&self) -> usize;
+    fn dim(&self) -> usize;
+    fn targets(&self) -> usize;
+    /// Writes pair `i` (in stream order) into `x` and `y`.
+    fn pair(&self, i: usize, x: &mut [f64], y: &mut [f64]);
+}
+
+/// One level of a trained model (FALKON: its one expansion).
+pub struct Level {
+    pub level: usize,
+    pub expansion: Expansion,
+    /// Rows its statistics were built from.
+    pub rows: usize,
+    /// StreaMRAK: points streamed when it became landmark-ready; nodes of its tree level and
+    /// saturated ones (landmark candidates) then.
+    pub ready_after: Option<u64>,
+    pub nodes: Option<usize>,
+    pub candidates: Option<usize>,
+    /// Points streamed and wall seconds since the start when it was fitted.
+    pub fitted_after: u64,
+    pub fitted_seconds: f64,
+    /// Wall seconds of its solve (StreaMRAK).
+    pub solve_seconds: Option<f64>,
+}
+
+/// Cover-tree counts at one point of the stream.
+pub struct TreeCounts {
+    pub points_seen: usize,
+    /// Per level: nodes, saturated nodes, level covering fraction.
+    pub levels: Vec<(usize, usize, f64)>,
+}
+
+/// A trained model and how training went.
+pub struct Trained {
+    pub levels: Vec<Level>,
+    pub trace: Vec<TreeCounts>,
+    /// Points streamed into the model.
+    pub stream_points: usize,
+    pub train_seconds: f64,
+    pub train_cpu_seconds: f64,
+    /// StreaMRAK: tree nodes and points rejected as occupied (separation) at the end.
+    pub tree_nodes: Option<usize>,
+    pub occupied: Option<u64>,
+}
+
+impl Trained {
+    /// Predictions of the levels, shallowest first: `contributions[k]` is level k's part.
+    pub fn contributions(&self, x: ArrayView2<f64>) -> Vec<Array2<f64>> {
+        self.levels.iter().map(|l| l.expansion.predict(x)).collect()
+    }
+}
+
+/// Trains the cell's method on the stream.
+pub fn train(stream: &dyn PairStream, s: &Settings, ctx: &CellContext) -> Result<Trained> {
+    if stream.points() < 2 {
+        bail!(
+            "the training stream has {} points; need at least 2",
+            stream.points()
+        );
+    }
+    let clock = Clock::start();
+    let mut trained = match s.method {
+        Method::Streamrak => train_streamrak(stream, s, ctx, &clock)?,
+        Method::LpKrr => train_lp_krr(stream, s, ctx, &clock)?,
+        Method::Falkon => train_falkon(stream, s, ctx, &clock)?,
+    };
+    trained.train_seconds = clock.wall();
+    trained.train_cpu_seconds = clock.cpu();
+    Ok(trained)
+}
+
+/// How often a long loop reports progress and polls the budget.
+const POLL: usize = 50_000;
+
+fn train_streamrak(
+    stream: &dyn PairStream,
+    s: &Settings,
+    ctx: &CellContext,
+    clock: &Clock,
+) -> Result<Trained> {
+    let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
+    let (mut x, mut y) = (vec![0.0; d], vec![0.0; p]);
+    stream.pair(0, &mut x, &mut y);
+    let mut model = Streamrak::new(&x, &y, s.streamrak)?;
+    let mut rng = ctx.rng("tree");
+    let every = (n / s.trace_points.max(1)).max(1);
+    let mut trace = Vec::new();
+    let mut fitted_seconds = Vec::new();
+    for i in 1..n {
+        stream.pair(i, &mut x, &mut y);
+        model.push(&x, &y, &mut rng)?;
+        while fitted_seconds.len() < model.levels().len() {
+            fitted_seconds.push(clock.wall());
+        }
+        if (i + 1) % every == 0 || i + 1 == n {
+            trace.push(tree_counts(&model, i + 1));
+        }
+        if i % POLL == 0 {
+            ctx.progress(i, n);
+            if ctx.over_budget() {
+                break;
+            }
+        }
+    }
+    model.finish(&mut rng)?;
+    while fitted_seconds.len() < model.levels().len() {
+        fitted_seconds.push(clock.wall());
+    }
+    let levels = model
+        .levels()
+        .iter()
+        .zip(fitted_seconds)
+        .map(|(l, t)| Level {
+            level: l.level,
+            expansion: l.expansion.clone(),
+            rows: l.rows,
+            ready_after: Some(l.ready_after),
+            nodes: Some(l.nodes),
+            candidates: Some(l.candidates),
+            fitted_after: l.fitted_after,
+            fitted_seconds: t,
+            solve_seconds: Some(l.solve_seconds),
+        })
+        .collect();
+    let tree = model.tree();
+    Ok(Trained {
+        levels,
+        trace,
+        stream_points: n,
+        train_seconds: 0.0,
+        train_cpu_seconds: 0.0,
+        tree_nodes: Some(tree.len()),
+        occupied: Some(tree.rejections().0),
+    })
+}
+
+fn tree_counts(model: &Streamrak, seen: usize) -> TreeCounts {
+    let tree = model.tree();
+    let (nodes, saturated) = (tree.nodes_per_level(), tree.saturated_per_level());
+    TreeCounts {
+        points_seen: seen,
+        levels: (0..nodes.len())
+            .map(|l| {
+                (
+                    nodes[l],
+                    saturated.get(l).copied().unwrap_or(0),
+                    tree.levels().covering_fraction(l),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// `m` stream positions drawn uniformly, with or without replacement, as landmark rows.
+fn landmarks_from_stream<R: Rng>(
+    stream: &dyn PairStream,
+    m: usize,
+    replacement: bool,
+    rng: &mut R,
+) -> Array2<f64> {
+    let n = stream.points();
+    let picks: Vec<usize> = if replacement {
+        (0..m).map(|_| rng.random_range(0..n)).collect()
+    } else {
+        rand::seq::index::sample(rng, n, m.min(n)).into_vec()
+    };
+    let (d, p) = (stream.dim(), stream.targets());
+    let mut out = Array2::zeros((picks.len(), d));
+    let mut y = vec![0.0; p];
+    for (row, &i) in picks.iter().enumerate() {
+        let mut x = vec![0.0; d];
+        stream.pair(i, &mut x, &mut y);
+        out.row_mut(row).assign(&ndarray::ArrayView1::from(&x));
+    }
+    out
+}
+
+fn train_lp_krr(
+    stream: &dyn PairStream,
+    s: &Settings,
+    ctx: &CellContext,
+    clock: &Clock,
+) -> Result<Trained> {
+    let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
+    let m = ((s.lp_landmark_factor * (n as f64).sqrt()).round() as usize).clamp(1, n);
+    let landmarks = landmarks_from_stream(stream, m, false, &mut ctx.rng("landmarks"));
+    let mut model = LpKrr::new(
+        landmarks,
+        s.r0,
+        s.points_per_level,
+        s.streamrak.max_level,
+        s.falkon,
+    )?;
+    let (mut x, mut y) = (vec![0.0; d], vec![0.0; p]);
+    let mut fitted_seconds = Vec::new();
+    let mut seen = 0;
+    for i in 0..n {
+        stream.pair(i, &mut x, &mut y);
+        seen = i + 1;
+        let done = model.push(&x, &y)?;
+        while fitted_seconds.len() < model.levels() {
+            fitted_seconds.push(clock.wall());
+        }
+        if done {
+            break;
+        }
+        if i % POLL == 0 {
+            ctx.progress(i, n.min((s.streamrak.max_level + 1) * s.points_per_level));
+            if ctx.over_budget() {
+                break;
+            }
+        }
+    }
+    model.finish()?;
+    while fitted_seconds.len() < model.levels() {
+        fitted_seconds.push(clock.wall());
+    }
+    let levels = model
+        .expansions()
+        .iter()
+        .zip(model.fitted_after())
+        .zip(fitted_seconds)
+        .enumerate()
+        .map(|(level, ((e, &after), t))| Level {
+            level,
+            expansion: e.clone(),
+            rows: s.points_per_level.min(n),
+            ready_after: None,
+            nodes: None,
+            candidates: None,
+            fitted_after: after,
+            fitted_seconds: t,
+            solve_seconds: None,
+        })
+        .collect();
+    Ok(Trained {
+        levels,
+        trace: Vec::new(),
+        stream_points: seen,
+        train_seconds: 0.0,
+        train_cpu_seconds: 0.0,
+        tree_nodes: None,
+        occupied: None,
+    })
+}
+
+fn train_falkon(
+    stream: &dyn PairStream,
+    s: &Settings,
+    ctx: &CellContext,
+    clock: &Clock,
+) -> Result<Trained> {
+    let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
+    let landmarks =
+        landmarks_from_stream(stream, s.falkon_landmarks, true, &mut ctx.rng("landmarks"));
+    let mut model = FalkonBaseline::new(landmarks, s.falkon_bandwidth, p, s.falkon)?;
+    let (mut bx, mut by) = (Vec::with_capacity(CHUNK * d), Vec::with_capacity(CHUNK * p));
+    let (mut x, mut y) = (vec![0.0; d], vec![0.0; p]);
+    let mut seen = 0;
+    for start in (0..n).step_by(CHUNK) {
+        let end = (start + CHUNK).min(n);
+        bx.clear();
+        by.clear();
+        for i in start..end {
+            stream.pair(i, &mut x, &mut y);
+            bx.extend_from_slice(&x);
+            by.extend_from_slice(&y);
+        }
+        let rows = end - start;
+        model.push(
+            ArrayView2::from_shape((rows, d), &bx)?,
+            ArrayView2::from_shape((rows, p), &by)?,
+        )?;
+        seen = end;
+        ctx.progress(end, n);
+        if ctx.over_budget() {
+            break;
+        }
+    }
+    let expansion = model.fit()?;
+    // The level whose bandwidth r0·2^-l is nearest to FALKON's (where it sits on the level axis).
+    let level = (s.r0 / s.falkon_bandwidth).log2().round().max(0.0) as usize;
+    Ok(Trained {
+        levels: vec![Level {
+            level,
+            expansion,
+            rows: seen,
+            ready_after: None,
+            nodes: None,
+            candidates: None,
+            fitted_after: seen as u64,
+            fitted_seconds: clock.wall(),
+            solve_seconds: None,
+        }],
+        trace: Vec::new(),
+        stream_points: seen,
+        train_seconds: 0.0,
+        train_cpu_seconds: 0.0,
+        tree_nodes: None,
+        occupied: None,
+    })
+}
