@@ -86,13 +86,13 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<
     let fingerprint = crate::fingerprint::run_fingerprint(kind, &config.data)?;
     let data = serde_json::to_value(&config.data).expect("data spec serialises");
     let mut cells = Vec::new();
-    for params in &resolved.grid {
+    for (params, &point_repeats) in resolved.grid.iter().zip(&resolved.repeats) {
         // A deterministic method gives the same numbers in every repetition only when the
         // repetitions share their split.
         let repeats = if kind.deterministic(params)? && config.data.fixed_split() {
             1
         } else {
-            config.repeats
+            point_repeats
         };
         for rep in 0..repeats {
             let identity = serde_json::to_string(&json!({

@@ -120,23 +120,34 @@ pub struct Case {
     pub params: toml::Table,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skip: bool,
+    /// At most this many repetitions of the matching points (e.g. one for a baseline whose
+    /// draws matter less than its cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<usize>,
 }
 
 /// Applies the `[[case]]`s to the expanded grid, after profiles and `--set` overrides (a case
 /// wins over them on the points it matches); a case that names no `[params]` key, matches an
 /// array or sets a grid axis (an array) is an error. A case may match no point (a profile may
-/// shrink the grid), but a grid left empty, or two points made equal, is an error.
+/// shrink the grid), but a grid left empty, or two points made equal, is an error. Returns, per
+/// remaining point, the fewest `repeats` a matching case allows (`None`: no case limits it).
 pub fn apply_cases(
     params: &toml::Table,
     cases: &[Case],
     grid: &mut Vec<toml::Table>,
-) -> Result<(), String> {
+) -> Result<Vec<Option<usize>>, String> {
+    let mut caps: Vec<Option<usize>> = vec![None; grid.len()];
     for (i, case) in cases.iter().enumerate() {
         let at = |m: String| format!("case #{}: {m}", i + 1);
-        if case.when.is_empty() || case.params.is_empty() != case.skip {
+        let sets = !case.params.is_empty() || case.repeats.is_some();
+        if case.when.is_empty() || sets == case.skip {
             return Err(at(
-                "give `when` and either `params` or `skip = true` a value".into(),
+                "give `when` and either `params` and/or `repeats`, or `skip = true`, a value"
+                    .into(),
             ));
+        }
+        if case.repeats == Some(0) {
+            return Err(at("repeats = 0: at least one repetition".into()));
         }
         if let Some((k, _)) = case.when.iter().find(|(_, v)| v.is_array()) {
             return Err(at(format!(
@@ -155,16 +166,26 @@ pub fn apply_cases(
         }
         let matches = |point: &toml::Table| case.when.iter().all(|(k, v)| point.get(k) == Some(v));
         if case.skip {
-            grid.retain(|p| !matches(p));
+            let keep: Vec<bool> = grid.iter().map(|p| !matches(p)).collect();
+            let mut k = keep.iter();
+            grid.retain(|_| *k.next().expect("one flag per point"));
+            let mut k = keep.iter();
+            caps.retain(|_| *k.next().expect("one flag per point"));
         } else {
-            for point in grid.iter_mut().filter(|p| matches(p)) {
+            for (point, cap) in grid.iter_mut().zip(caps.iter_mut()) {
+                if !matches(point) {
+                    continue;
+                }
                 for (k, v) in &case.params {
                     point.insert(k.clone(), v.clone());
+                }
+                if let Some(r) = case.repeats {
+                    *cap = Some(cap.map_or(r, |c| c.min(r)));
                 }
             }
         }
     }
-    Ok(())
+    Ok(caps)
 }
 
 /// A config ready to run: resolved, validated, grid expanded.
@@ -179,6 +200,8 @@ pub struct ResolvedConfig {
     pub resolved_toml: String,
     /// One canonical JSON object per grid point, validated by the experiment kind.
     pub grid: Vec<serde_json::Value>,
+    /// Repetitions of each grid point: `repeats`, or fewer where a `[[case]]` says so.
+    pub repeats: Vec<usize>,
 }
 
 impl ResolvedConfig {
@@ -254,7 +277,8 @@ pub fn load(
             }
         )));
     }
-    let (config, resolved_toml, grid) = resolve(&raw, profile, overrides).map_err(err)?;
+    let (config, resolved_toml, (grid, repeats)) =
+        resolve(&raw, profile, overrides).map_err(err)?;
     // Every other profile must resolve too, so a typo in [profile.quick] fails a full run.
     for name in &profiles {
         if name != profile {
@@ -271,10 +295,11 @@ pub fn load(
         config,
         resolved_toml,
         grid,
+        repeats,
     })
 }
 
-type Resolved = (Config, String, Vec<serde_json::Value>);
+type Resolved = (Config, String, Grid);
 
 /// A profile name names files (`results/<experiment>/<profile>.parquet`): lowercase letters,
 /// digits, `_` and `-` only.
@@ -420,7 +445,10 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
 }
 
 /// Validates everything that can be checked before running and expands the grid.
-fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
+/// The canonical grid points and the repetitions of each.
+type Grid = (Vec<serde_json::Value>, Vec<usize>);
+
+fn validate(config: &Config) -> Result<Grid, String> {
     let name = &config.experiment.name;
     if name.is_empty()
         || !name
@@ -452,7 +480,11 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
         ));
     }
     let mut grid = expand_grid(&config.params)?;
-    apply_cases(&config.params, &config.case, &mut grid)?;
+    let caps = apply_cases(&config.params, &config.case, &mut grid)?;
+    let repeats: Vec<usize> = caps
+        .iter()
+        .map(|c| c.map_or(config.repeats, |c| c.min(config.repeats)))
+        .collect();
     if grid.is_empty() {
         return Err("the [[case]]s skip every point of the grid".into());
     }
@@ -508,7 +540,7 @@ fn validate(config: &Config) -> Result<Vec<serde_json::Value>, String> {
             .validate(&columns)
             .map_err(|m| format!("check #{} ({}): {m}", i + 1, check.name()))?;
     }
-    Ok(canonical)
+    Ok((canonical, repeats))
 }
 
 /// Most grid points a config may have.
@@ -653,6 +685,58 @@ mod tests {
         assert!(!grid
             .iter()
             .any(|p| p["method"].as_str() == Some("a") && p["x"].as_integer() == Some(2)));
+    }
+
+    #[test]
+    fn cases_cap_the_repetitions_of_the_points_they_match() {
+        let params: toml::Table = toml::from_str("method = ['a', 'b']\nx = [1, 2]").unwrap();
+        let case = |text: &str| -> Case { toml::from_str(text).unwrap() };
+        let mut grid = expand_grid(&params).unwrap();
+        let caps = apply_cases(
+            &params,
+            &[
+                case("when = { method = 'a', x = 1 }\nskip = true"),
+                case("when = { method = 'b' }\nrepeats = 2"),
+                case("when = { x = 2 }\nrepeats = 1"),
+            ],
+            &mut grid,
+        )
+        .unwrap();
+        let got: Vec<(String, i64, Option<usize>)> = grid
+            .iter()
+            .zip(caps)
+            .map(|(p, c)| {
+                (
+                    p["method"].as_str().unwrap().to_string(),
+                    p["x"].as_integer().unwrap(),
+                    c,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_string(), 2, Some(1)),
+                ("b".to_string(), 1, Some(2)),
+                ("b".to_string(), 2, Some(1)),
+            ]
+        );
+        let mut grid = expand_grid(&params).unwrap();
+        let err = apply_cases(
+            &params,
+            &[case("when = { method = 'b' }\nrepeats = 0")],
+            &mut grid,
+        )
+        .unwrap_err();
+        assert!(err.contains("repeats = 0"), "{err}");
+        let mut grid = expand_grid(&params).unwrap();
+        let err = apply_cases(
+            &params,
+            &[case("when = { method = 'b' }\nrepeats = 1\nskip = true")],
+            &mut grid,
+        )
+        .unwrap_err();
+        assert!(err.contains("either"), "{err}");
     }
 
     #[test]
