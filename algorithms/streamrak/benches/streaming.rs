@@ -1,13 +1,15 @@
 //! Streaming throughput of StreaMRAK's parts: points per second into the damped cover tree, and
 //! through the whole pyramid driver (tree, statistics and level fits) on a 1-D VarSinus-like
-//! stream. `cargo bench -p streamrak`.
+//! stream; and one level's statistics and solve at m = 250 / 1000 / 2000 landmarks.
+//! `cargo bench -p streamrak`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ndarray::{s, Array2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use streamrak::falkon::FalkonParams;
+use streamrak::falkon::{Expansion, FalkonParams};
 use streamrak::model::{Streamrak, StreamrakParams};
-use streamrak::statistics::ConvergenceParams;
+use streamrak::statistics::{ConvergenceParams, LevelStatistics};
 use streamrak::{CoverTreeParams, DampedCoverTree, LevelParams};
 
 fn tree(c: &mut Criterion) {
@@ -72,5 +74,40 @@ fn pyramid(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, tree, pyramid);
+/// One level's work at the paper's sizes: 10,000 streamed rows into the statistics of m
+/// landmarks (the Gaussian kernel rows and the BLAS dsyrk of KᵀK: n·m² flops), and the FALKON
+/// solve from them (Cholesky factors, 10 CG steps: O(m³)).
+fn level(c: &mut Criterion) {
+    let mut group = c.benchmark_group("level");
+    group.sample_size(10);
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let rows = 10_000;
+    let x = Array2::from_shape_fn((rows, 4), |_| rng.random::<f64>());
+    let y = x.map_axis(Axis(1), |r| r.sum().sin()).insert_axis(Axis(1));
+    for m in [250usize, 1000, 2000] {
+        let landmarks = x.slice(s![..m, ..]).to_owned();
+        group.throughput(Throughput::Elements((rows * m * m) as u64));
+        group.bench_function(format!("statistics_{rows}_rows_m{m}"), |b| {
+            b.iter(|| {
+                let mut st = LevelStatistics::new(landmarks.clone(), 0.3, 1).unwrap();
+                st.add(x.view(), y.view()).unwrap();
+                st.rows()
+            })
+        });
+        let mut st = LevelStatistics::new(landmarks.clone(), 0.3, 1).unwrap();
+        st.add(x.view(), y.view()).unwrap();
+        group.throughput(Throughput::Elements((m * m * m) as u64));
+        group.bench_function(format!("falkon_solve_m{m}"), |b| {
+            b.iter(|| {
+                Expansion::fit(&st, FalkonParams::paper())
+                    .unwrap()
+                    .alpha
+                    .len()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, tree, pyramid, level);
 criterion_main!(benches);

@@ -4,8 +4,9 @@
 //! on [0, 1); y = sin(1/(x + 0.01)) + N(0, 1e-8)), so no data set is held in memory: what grows
 //! is the model.
 //!
-//! `cargo run --release -p streamrak --example peak_memory -- 500000` prints the points, the
-//! fitted levels, the tree's nodes and the process's peak resident set (VmHWM) in MiB.
+//! `cargo run --release -p streamrak --example peak_memory -- 500000 [MAX_LEVEL]` prints the
+//! points, the fitted levels, the tree's nodes and the process's peak resident set (VmHWM) in
+//! MiB (MAX_LEVEL: deepest level fitted, default 16).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -28,6 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|a| a.parse())
         .transpose()?
         .unwrap_or(500_000);
+    let max_level: usize = std::env::args()
+        .nth(2)
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(16);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let gamma = Gamma::new(1.0_f64, 2.0)?;
     let noise = Normal::new(0.0_f64, 1e-4)?;
@@ -55,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             upper_limit: 150_000,
         },
         falkon: FalkonParams::paper(),
-        max_level: 16,
+        max_level,
     };
     let (x0, y0) = draw(&mut rng);
     let mut model = Streamrak::new(&[x0], &[y0], params)?;
@@ -72,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|l| l.expansion.landmarks.nrows())
         .sum();
     println!(
-        "points {n}  levels {}  landmarks {landmarks}  tree nodes {}  seconds {:.1}  peak RSS {:.1} MiB (before streaming {:.1} MiB)",
+        "points {n}  max level {max_level}  levels {}  landmarks {landmarks}  tree nodes {}  seconds {:.1}  peak RSS {:.1} MiB (before streaming {:.1} MiB)",
         model.levels().len(),
         model.tree().len(),
         started.elapsed().as_secs_f64(),
