@@ -166,7 +166,7 @@ numeric_sources!(
     "experiments/src/kinds/mondrian/mod.rs",
     "experiments/src/kinds/mondrian/width_selection.rs",
     "experiments/src/kinds/streamrak/mod.rs",
-    "experiments/src/kinds/streamrak/multiresolution.rs",
+    "experiments/src/kinds/streamrak/multiresolution_regression.rs",
     "experiments/src/kinds/streamrak/training.rs",
 );
 
@@ -401,7 +401,7 @@ mod tests {
             let path = entry.path();
             let name = entry.file_name();
             if path.is_dir() {
-                if name != "tests" && name != "benches" && name != "target" {
+                if name != "tests" && name != "benches" && name != "examples" && name != "target" {
                     rust_files(&path, out);
                 }
             } else if path.extension().is_some_and(|e| e == "rs") {

@@ -11,7 +11,7 @@ static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<isolation_kernel::batch_classification::BatchClassification>::new(),
     &Adapter::<isolation_kernel::online_stream::OnlineStream>::new(),
     &Adapter::<isolation_kernel::laplacian_agreement::LaplacianAgreement>::new(),
-    &Adapter::<streamrak::multiresolution::Multiresolution>::new(),
+    &Adapter::<streamrak::multiresolution_regression::Multiresolution>::new(),
 ];
 
 /// Every registered kind.

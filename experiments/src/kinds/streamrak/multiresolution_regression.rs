@@ -381,7 +381,7 @@ impl Kind for Multiresolution {
     const SOURCES: Sources = Sources {
         crates: &["streamrak"],
         files: &[
-            "experiments/src/kinds/streamrak/multiresolution.rs",
+            "experiments/src/kinds/streamrak/multiresolution_regression.rs",
             "experiments/src/kinds/streamrak/training.rs",
             "experiments/src/kinds/common/clock.rs",
         ],
