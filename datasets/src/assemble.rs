@@ -13,7 +13,7 @@ use crate::loaders::{read_csv, read_idx, read_svmlight_sparse, CsvOptions};
 use crate::locate::Located;
 use crate::registry::Dataset;
 use crate::sparse::CsrMatrix;
-use crate::table::{Family, LabelRule, NaPolicy, TableSpec, Task};
+use crate::table::{DerivedTask, Family, LabelRule, NaPolicy, RowFilter, TableSpec, Task};
 
 /// Targets before class numbering: numbers (regression) or class names (classification).
 enum RawTargets {
@@ -53,6 +53,7 @@ pub(crate) fn assemble(
     ds: &Dataset,
     spec: &TableSpec,
     located: &Located,
+    derived: Option<&DerivedTask>,
 ) -> Result<LabelledSet, DatasetError> {
     let family = spec.family(ds).ok_or_else(|| DatasetError::Table {
         dataset: ds.name.clone(),
@@ -64,7 +65,22 @@ pub(crate) fn assemble(
         Family::Idx => read_idx_table(spec, located)?,
     };
     let n_all = raw.na.len();
-    let keep: Vec<usize> = (0..n_all).filter(|&i| !raw.na[i]).collect();
+    let mut left_out = raw.na.clone();
+    let classes = derived.and_then(|d| d.classes.as_deref());
+    if let Some(derived) = derived {
+        for filter in &derived.filters {
+            let values = read_filter_column(spec, located, filter, n_all)?;
+            for (out, v) in left_out.iter_mut().zip(values) {
+                *out |= !filter.keep.contains(&v);
+            }
+        }
+        if let (Some(classes), RawTargets::Names(names)) = (classes, &raw.y) {
+            for (out, n) in left_out.iter_mut().zip(names) {
+                *out |= !classes.contains(n);
+            }
+        }
+    }
+    let keep: Vec<usize> = (0..n_all).filter(|&i| !left_out[i]).collect();
     let dropped = keep.len() < n_all;
 
     let given = if spec.rows.len() == 2 {
@@ -97,7 +113,7 @@ pub(crate) fn assemble(
             } else {
                 names
             };
-            number_classes(&ds.name, kept, spec.classes.as_deref())?
+            number_classes(&ds.name, kept, classes.or(spec.classes.as_deref()))?
         }
     };
     Ok(LabelledSet {
@@ -573,6 +589,52 @@ fn read_idx_table(spec: &TableSpec, located: &Located) -> Result<Raw, DatasetErr
         file_rows: vec![n],
         na: vec![false; n],
     })
+}
+
+/// The values of a row filter's column, by its label rule, one per row (before any row is left
+/// out): read from the table's `target_file` when it has one, else from its rows files.
+fn read_filter_column(
+    spec: &TableSpec,
+    located: &Located,
+    filter: &RowFilter,
+    n: usize,
+) -> Result<Vec<String>, DatasetError> {
+    let plan = CsvPlanSpec {
+        header: true,
+        target: Some(Some(filter.column.as_str())),
+        inputs: false,
+        id: None,
+        drop: &[],
+        task: Task::Classification,
+        rule: filter.labels,
+        na: NaPolicy::DropRows,
+    };
+    let roles: Vec<&String> = match &spec.target_file {
+        Some(role) => vec![role],
+        None => spec.rows.iter().collect(),
+    };
+    let mut values = Vec::with_capacity(n);
+    let mut last = None;
+    for role in roles {
+        let path = located.path(role)?;
+        let part = read_csv_part(path, &plan)?;
+        let RawTargets::Names(names) = part.targets else {
+            unreachable!("a filter reads class names");
+        };
+        values.extend(names);
+        last = Some(path);
+    }
+    if values.len() != n {
+        return Err(format_err(
+            last.unwrap_or(Path::new("?")),
+            format!(
+                "filter column `{}` has {} rows but the table has {n}",
+                filter.column,
+                values.len()
+            ),
+        ));
+    }
+    Ok(values)
 }
 
 /// Reads a headerless 0/1 mask file with `n` rows.

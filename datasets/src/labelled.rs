@@ -15,6 +15,7 @@ use crate::error::DatasetError;
 use crate::locate::DataDirs;
 use crate::registry::{Dataset, Registry};
 use crate::sparse::CsrMatrix;
+use crate::table::DerivedTask;
 
 /// The input matrix of a set, `n x d`.
 #[derive(Debug, Clone, PartialEq)]
@@ -265,14 +266,37 @@ pub fn load_from(
 
 /// As [`load`], for a dataset entry.
 pub fn load_dataset(dirs: &DataDirs, dataset: &Dataset) -> Result<LabelledSet, DatasetError> {
-    let spec = dataset
+    load_task(dirs, dataset, None)
+}
+
+/// As [`load_dataset`], for a task derived from the dataset's files (another target, a subset
+/// of classes, filtered rows; rules in [`DerivedTask`]), or the table's own task with `None`.
+pub fn load_task(
+    dirs: &DataDirs,
+    dataset: &Dataset,
+    derived: Option<&DerivedTask>,
+) -> Result<LabelledSet, DatasetError> {
+    let table = dataset
         .table
         .as_ref()
         .ok_or_else(|| DatasetError::NoTable {
             dataset: dataset.name.clone(),
         })?;
+    let derived_table;
+    let spec = match derived {
+        Some(d) => {
+            d.validate(dataset, table)
+                .map_err(|message| DatasetError::Table {
+                    dataset: dataset.name.clone(),
+                    message,
+                })?;
+            derived_table = d.table(table);
+            &derived_table
+        }
+        None => table,
+    };
     let located = dirs.locate(dataset)?;
-    let set = crate::assemble::assemble(dataset, spec, &located)?;
+    let set = crate::assemble::assemble(dataset, spec, &located, derived)?;
     set.check().map_err(|message| DatasetError::Table {
         dataset: dataset.name.clone(),
         message,

@@ -50,7 +50,7 @@
 
 use std::collections::HashSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::registry::{Dataset, Format};
 
@@ -76,7 +76,7 @@ pub enum NaPolicy {
 }
 
 /// How a raw label becomes a class name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LabelRule {
     /// The field as written (trimmed).
@@ -409,6 +409,112 @@ impl TableSpec {
             }
         }
         Ok(())
+    }
+}
+
+/// A classification task an experiment derives from a registered dataset's CSV files
+/// (`[data] task = { ... }` of a config): another target column, a subset of its classes, rows
+/// filtered by other columns. E.g. the B-cell samples of ALL with `mol.biol` BCR/ABL or NEG:
+///
+/// ```toml
+/// task = { target = "mol.biol", classes = ["BCR/ABL", "NEG"], where = [{ column = "BT", labels = "first_char", keep = ["B"] }] }
+/// ```
+///
+/// Rules ([`DerivedTask::validate`]): the table must be a CSV classification table; `target`
+/// names a column of `target_file` when the table has one, else of the rows files (it must not
+/// be an input column: list it in the table's `drop`, or use a `target_file`); `classes`, when
+/// given, keeps only the rows of these classes and numbers them in this order; each `where`
+/// filter reads `column` from the same file as the target, maps it by its `labels` rule and
+/// keeps the rows whose value is in `keep`. Rows are left out before masks and the train/test
+/// boundary are counted, as NA rows are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivedTask {
+    /// The target column (absent: the table's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// How its raw labels become class names (absent: the table's rule, or `text` with a new
+    /// target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<LabelRule>,
+    /// Keep only the rows of these classes, numbered in this order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<String>>,
+    /// Keep only the rows that pass every filter.
+    #[serde(default, rename = "where", skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<RowFilter>,
+}
+
+/// Keep the rows whose `column`, mapped by `labels`, is one of `keep`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowFilter {
+    pub column: String,
+    #[serde(default)]
+    pub labels: LabelRule,
+    pub keep: Vec<String>,
+}
+
+impl DerivedTask {
+    /// The table this task reads: `table` with its target and label rule replaced (and no fixed
+    /// class list: [`DerivedTask::classes`] numbers the kept classes).
+    pub fn table(&self, table: &TableSpec) -> TableSpec {
+        let mut t = table.clone();
+        if let Some(target) = &self.target {
+            t.target = Some(target.clone());
+            t.labels = Some(self.labels.unwrap_or_default());
+            t.classes = None;
+        } else if let Some(rule) = self.labels {
+            t.labels = Some(rule);
+            t.classes = None;
+        }
+        if self.classes.is_some() {
+            t.classes = None;
+        }
+        t
+    }
+
+    /// Checks the rules of the type docs against the dataset; the message says what to change.
+    pub fn validate(&self, ds: &Dataset, table: &TableSpec) -> Result<(), String> {
+        if table.task != Task::Classification {
+            return Err(format!(
+                "data.task derives a classification task; {} is a regression set",
+                ds.name
+            ));
+        }
+        if table.family(ds) != Some(Family::Csv) || table.header != Some(true) {
+            return Err(format!(
+                "data.task names columns, which needs CSV files with a header; {} has none",
+                ds.name
+            ));
+        }
+        if let Some(target) = &self.target {
+            if target.is_empty() {
+                return Err("data.task.target: name a column".into());
+            }
+            if table.target_file.is_none() && !table.drop.contains(target) {
+                return Err(format!(
+                    "data.task.target = {target:?}: {} has no target_file, so the column is an                      input of its rows files; a task cannot turn an input into the target",
+                    ds.name
+                ));
+            }
+        }
+        if let Some(classes) = &self.classes {
+            let mut seen = HashSet::new();
+            if classes.len() < 2 || classes.iter().any(|c| c.is_empty() || !seen.insert(c)) {
+                return Err(
+                    "data.task.classes: name at least two distinct, non-empty classes".into(),
+                );
+            }
+        }
+        for (i, f) in self.filters.iter().enumerate() {
+            if f.column.is_empty() || f.keep.is_empty() {
+                return Err(format!(
+                    "data.task.where[{i}]: name a column and at least one value to keep"
+                ));
+            }
+        }
+        self.table(table).validate(ds)
     }
 }
 

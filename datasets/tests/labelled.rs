@@ -352,6 +352,71 @@ fn gene_sets_join_the_pheno_files() {
 }
 
 #[test]
+fn derived_tasks_keep_the_rows_their_pheno_columns_select() {
+    let Some(dirs) = common::shared_dirs("derived_tasks_keep_the_rows_their_pheno_columns_select")
+    else {
+        return;
+    };
+    let registry = Registry::embedded().unwrap();
+    let all = registry.get("gene/all").unwrap();
+    let task: datasets::DerivedTask = toml::from_str(
+        "target = 'mol.biol'\nclasses = ['BCR/ABL', 'NEG']\n[[where]]\ncolumn = 'BT'\nlabels = 'first_char'\nkeep = ['B']",
+    )
+    .unwrap();
+    let set = datasets::load_task(&dirs, all, Some(&task)).unwrap();
+    // Independently: the pheno rows with BT = B* and mol.biol in {BCR/ABL, NEG}, in file order.
+    let located = dirs.locate_name("gene/all").unwrap();
+    let pheno = read_csv_text(
+        located.path("pheno").unwrap(),
+        &CsvOptions::with_header(true),
+    )
+    .unwrap();
+    let col = |name: &str| {
+        pheno
+            .header
+            .as_ref()
+            .unwrap()
+            .iter()
+            .position(|h| h == name)
+            .unwrap()
+    };
+    let (bt, mol) = (col("BT"), col("mol.biol"));
+    let kept: Vec<(usize, &str)> = pheno
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r[bt].starts_with('B') && (r[mol] == "BCR/ABL" || r[mol] == "NEG"))
+        .map(|(i, r)| (i, r[mol].as_str()))
+        .collect();
+    let (labels, names) = set.y.as_classes().unwrap();
+    assert_eq!(names, ["BCR/ABL", "NEG"]);
+    assert_eq!(set.y.class_counts().unwrap(), vec![37, 42]);
+    assert_eq!(labels.len(), kept.len());
+    let full = load(&dirs, "gene/all").unwrap();
+    let (x, fx) = (set.x.as_dense().unwrap(), full.x.as_dense().unwrap());
+    for (k, (i, m)) in kept.iter().enumerate() {
+        assert_eq!(names[labels[k] as usize], *m);
+        assert_eq!(x.row(k), fx.row(*i), "row {k} is pheno row {i}");
+    }
+    // Relapse: True / False, the 28 rows marked `--` left out.
+    let relapse: datasets::DerivedTask =
+        toml::from_str("target = 'relapse'\nclasses = ['False', 'True']").unwrap();
+    let set = datasets::load_task(&dirs, all, Some(&relapse)).unwrap();
+    assert_eq!(set.y.class_counts().unwrap(), vec![35, 65]);
+    // Errors name the problem: an unknown column, one class, a regression set.
+    let bad: datasets::DerivedTask = toml::from_str("target = 'no.such'").unwrap();
+    let err = datasets::load_task(&dirs, all, Some(&bad)).unwrap_err().to_string();
+    assert!(err.contains("no.such"), "{err}");
+    let one: datasets::DerivedTask = toml::from_str("classes = ['B']").unwrap();
+    let err = datasets::load_task(&dirs, all, Some(&one)).unwrap_err().to_string();
+    assert!(err.contains("at least two"), "{err}");
+    let err = datasets::load_task(&dirs, registry.get("uci/yacht").unwrap(), Some(&relapse))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("regression"), "{err}");
+}
+
+#[test]
 fn breastcancer_drops_id_and_na_rows() {
     let Some(dirs) = common::shared_dirs("breastcancer_drops_id_and_na_rows") else {
         return;
