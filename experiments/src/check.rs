@@ -12,6 +12,12 @@
 //!   to reach an error level relative to another's); a selection that never reaches the level
 //!   counts as infinitely late.
 //!
+//! * `sign_test`: the one-tailed sign test that the `better` rows beat the `worse` rows, paired by
+//!   `pair_by` (default `["rep"]`: the same split): with `w` the pairs where `better` is
+//!   strictly higher and `n` all pairs (ties count for `worse`, as the Random Tessellation
+//!   Forests paper), the value is the p-value `P(Bin(n, 1/2) >= w)` (1 when every pair ties).
+//!   `max = 0.05` asserts a significant gain, `min = 0.05` that there is no evidence of one.
+//!
 //! `mean` and `ratio` take an optional `statistic` in place of the mean: `sd` (ddof 0),
 //! `median`, `mean_abs`, `count`, `min` or `max` (e.g. the spread of learned weights).
 //!
@@ -154,6 +160,16 @@ pub enum CheckTest {
         numerator: toml::Table,
         denominator: toml::Table,
     },
+    SignTest {
+        better: toml::Table,
+        worse: toml::Table,
+        #[serde(default = "default_pair_by")]
+        pair_by: Vec<String>,
+    },
+}
+
+fn default_pair_by() -> Vec<String> {
+    vec!["rep".into()]
 }
 
 /// How a check came out.
@@ -269,6 +285,20 @@ impl CheckSpec {
                     .chain(denominator.keys())
                     .try_for_each(|k| known(k))
             }
+            CheckTest::SignTest {
+                better,
+                worse,
+                pair_by,
+            } => {
+                if pair_by.is_empty() {
+                    return Err("pair_by: name the columns that pair rows (e.g. [\"rep\"])".into());
+                }
+                better
+                    .keys()
+                    .chain(worse.keys())
+                    .chain(pair_by)
+                    .try_for_each(|k| known(k))
+            }
         }
     }
 
@@ -324,6 +354,11 @@ impl CheckSpec {
                     }
                 })
             }),
+            CheckTest::SignTest {
+                better,
+                worse,
+                pair_by,
+            } => sign_test(rows, metric, better, worse, pair_by).map(|t| t.p_value),
         };
         let (value, passed, detail) = match value {
             Ok(v) => {
@@ -364,6 +399,106 @@ pub(crate) fn values_of(rows: &[Row], metric: &str, select: &toml::Table) -> Vec
     selected(rows, select)
         .filter_map(|r| r.get(metric).and_then(|v| v.as_f64()))
         .collect()
+}
+
+/// A paired one-tailed sign test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignTest {
+    /// Pairs where `better` is strictly higher.
+    pub wins: usize,
+    /// Pairs where `worse` is strictly higher.
+    pub losses: usize,
+    /// All pairs (ties included).
+    pub pairs: usize,
+    /// `P(Bin(pairs, 1/2) >= wins)`.
+    pub p_value: f64,
+}
+
+/// `P(Bin(n, 1/2) >= w)`, summed in log space (accurate far into the tail: 1e-60 at n = 200).
+pub fn binomial_upper_tail(w: usize, n: usize) -> f64 {
+    if w == 0 {
+        return 1.0;
+    }
+    if w > n {
+        return 0.0;
+    }
+    // ln C(n, k) by running sums of logarithms.
+    let ln_fact: Vec<f64> = std::iter::once(0.0)
+        .chain((1..=n).scan(0.0, |acc, k| {
+            *acc += (k as f64).ln();
+            Some(*acc)
+        }))
+        .collect();
+    let terms: Vec<f64> = (w..=n)
+        .map(|k| ln_fact[n] - ln_fact[k] - ln_fact[n - k] - n as f64 * std::f64::consts::LN_2)
+        .collect();
+    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = terms.iter().map(|t| (t - top).exp()).sum();
+    (top + sum.ln()).exp().min(1.0)
+}
+
+/// The mean of `metric` per pairing key (the values of the `pair_by` columns) over the rows
+/// matching `select`.
+fn by_pair(
+    rows: &[Row],
+    metric: &str,
+    select: &toml::Table,
+    pair_by: &[String],
+) -> std::collections::BTreeMap<Vec<String>, f64> {
+    let mut sums: std::collections::BTreeMap<Vec<String>, (f64, usize)> = Default::default();
+    for r in selected(rows, select) {
+        let Some(v) = r.get(metric).and_then(|v| v.as_f64()) else {
+            continue;
+        };
+        let Some(key) = pair_by
+            .iter()
+            .map(|c| r.get(c).map(|v| v.to_string()))
+            .collect::<Option<Vec<String>>>()
+        else {
+            continue;
+        };
+        let e = sums.entry(key).or_insert((0.0, 0));
+        e.0 += v;
+        e.1 += 1;
+    }
+    sums.into_iter()
+        .map(|(k, (s, n))| (k, s / n as f64))
+        .collect()
+}
+
+/// The sign test that the `better` rows beat the `worse` rows on `metric`, paired by `pair_by`
+/// (pairs present in both selections only).
+pub fn sign_test(
+    rows: &[Row],
+    metric: &str,
+    better: &toml::Table,
+    worse: &toml::Table,
+    pair_by: &[String],
+) -> Result<SignTest, String> {
+    let a = by_pair(rows, metric, better, pair_by);
+    let b = by_pair(rows, metric, worse, pair_by);
+    let (mut wins, mut losses, mut pairs) = (0, 0, 0);
+    for (key, x) in &a {
+        if let Some(y) = b.get(key) {
+            pairs += 1;
+            if x > y {
+                wins += 1;
+            } else if y > x {
+                losses += 1;
+            }
+        }
+    }
+    if pairs == 0 {
+        return Err(format!(
+            "no pairs: rows with `{metric}` matching {better} and {worse} share no {pair_by:?}"
+        ));
+    }
+    Ok(SignTest {
+        wins,
+        losses,
+        pairs,
+        p_value: binomial_upper_tail(wins, pairs),
+    })
 }
 
 /// The least `x` over the selected rows whose `metric` is at most `below` (infinity if none).
@@ -475,10 +610,91 @@ pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
     out
 }
 
+/// Formats hypothesis results: `holds`, `does not hold` or `n/a`.
+pub fn format_hypotheses(experiment: &str, results: &[CheckResult]) -> String {
+    results
+        .iter()
+        .map(|r| {
+            let value = r.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
+            let mark = match &r.outcome {
+                Outcome::Passed => "holds        ",
+                Outcome::Failed => "does not hold",
+                Outcome::NotApplicable(_) => "n/a          ",
+            };
+            format!(
+                "  {mark} {:<60} {value:>10} in [{}, {}] {}\n",
+                format!("{experiment}: {}", r.name),
+                r.min.map_or("-inf".into(), |v| format!("{v}")),
+                r.max.map_or("+inf".into(), |v| format!("{v}")),
+                match &r.outcome {
+                    Outcome::NotApplicable(why) => why.as_str(),
+                    _ => r.detail.as_str(),
+                }
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::table::{row, Value};
+
+    #[test]
+    fn sign_test_p_values_are_binomial_tails() {
+        // Spec §11 test 6: every split tied gives p = 1; otherwise P(Bin(n, 1/2) >= w).
+        assert_eq!(binomial_upper_tail(0, 200), 1.0);
+        // Direct sums with exact binomial coefficients for small n.
+        let choose = |n: u64, k: u64| (0..k).fold(1u64, |c, i| c * (n - i) / (i + 1));
+        for n in [1u64, 5, 10, 30] {
+            for w in 0..=n {
+                let exact: f64 =
+                    (w..=n).map(|k| choose(n, k) as f64).sum::<f64>() / 2f64.powi(n as i32);
+                let got = binomial_upper_tail(w as usize, n as usize);
+                assert!(
+                    (got - exact).abs() <= 1e-12 * exact.max(1e-300),
+                    "n {n} w {w}: {got} vs {exact}"
+                );
+            }
+        }
+        // Far tail at the paper's 200 splits: P(Bin(200, 1/2) = 200) = 2^-200.
+        let p = binomial_upper_tail(200, 200);
+        assert!((p / 2f64.powi(-200) - 1.0).abs() < 1e-9, "{p}");
+        assert_eq!(binomial_upper_tail(201, 200), 0.0);
+        // Symmetry: P(X >= 101) + P(X >= 100) = 1 for n = 200 (P(X <= 100) = P(X >= 100)).
+        let s = binomial_upper_tail(101, 200) + binomial_upper_tail(100, 200);
+        assert!((s - 1.0).abs() < 1e-12, "{s}");
+
+        let mut rows = Vec::new();
+        for rep in 0..10usize {
+            // a beats b in 8 splits, ties in 1, loses in 1; c ties b everywhere.
+            let b = 50.0;
+            let a = match rep {
+                0 => 50.0,
+                1 => 40.0,
+                _ => 60.0,
+            };
+            for (m, v) in [("a", a), ("b", b), ("c", b)] {
+                rows.push(row([
+                    ("method", m.into()),
+                    ("rep", rep.into()),
+                    ("acc", Value::Float(v)),
+                ]));
+            }
+        }
+        let sel = |m: &str| -> toml::Table { toml::from_str(&format!("method = '{m}'")).unwrap() };
+        let t = sign_test(&rows, "acc", &sel("a"), &sel("b"), &default_pair_by()).unwrap();
+        assert_eq!((t.wins, t.losses, t.pairs), (8, 1, 10));
+        assert!((t.p_value - 56.0 / 1024.0).abs() < 1e-12, "{}", t.p_value);
+        let t = sign_test(&rows, "acc", &sel("b"), &sel("c"), &default_pair_by()).unwrap();
+        assert_eq!(t.p_value, 1.0);
+        let check = parse("kind = 'sign_test'\nname = 's'\nmetric = 'acc'\nbetter = { method = 'a' }\nworse = { method = 'b' }\nmax = 0.06");
+        assert_eq!(check.evaluate(&rows).outcome, Outcome::Passed);
+        let none = parse("kind = 'sign_test'\nname = 's'\nmetric = 'acc'\nbetter = { method = 'a' }\nworse = { method = 'zzz' }\nmax = 0.06");
+        let r = none.evaluate(&rows);
+        assert_eq!(r.outcome, Outcome::Failed);
+        assert!(r.detail.contains("no pairs"), "{}", r.detail);
+    }
 
     fn rows() -> Vec<Row> {
         let mut out = Vec::new();

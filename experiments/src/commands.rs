@@ -181,6 +181,17 @@ fn run_one(
     if !results.is_empty() {
         print!("{}", format_results(name, &results));
     }
+    let hypotheses: Vec<CheckResult> = resolved
+        .config
+        .hypothesis
+        .iter()
+        .filter(|c| c.applies_to(&outcome.manifest.profile))
+        .map(|c| c.evaluate_run(&rows, &outcome.manifest.overrides))
+        .collect();
+    if !hypotheses.is_empty() {
+        println!("hypotheses (reported, never a failure):");
+        print!("{}", crate::check::format_hypotheses(name, &hypotheses));
+    }
     Ok(results.iter().all(|r| r.ok()))
 }
 

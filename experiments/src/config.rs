@@ -107,6 +107,14 @@ pub struct Config {
     /// Published (or reference) numbers that `repro report` sets beside the reproduced ones.
     #[serde(default)]
     pub reference: Vec<crate::report::Reference>,
+    /// Hypotheses (of a paper or spec, with no published number to check): evaluated as
+    /// checks are, reported as holding or not, and never a failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hypothesis: Vec<CheckSpec>,
+    /// Tables `repro report` derives from the run: `mean_sd` per value of a column (a paper's
+    /// table of means and standard deviations) or `sign_tests` (a pairwise p-value matrix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<crate::report::Summary>,
 }
 
 /// `[[case]] when = { method = "ik_a" }, params = { cv_psi_max = 256 }`: the grid points whose
@@ -539,6 +547,16 @@ fn validate(config: &Config) -> Result<Grid, String> {
         check
             .validate(&columns)
             .map_err(|m| format!("check #{} ({}): {m}", i + 1, check.name()))?;
+    }
+    for (i, hypothesis) in config.hypothesis.iter().enumerate() {
+        hypothesis
+            .validate(&columns)
+            .map_err(|m| format!("hypothesis #{} ({}): {m}", i + 1, hypothesis.name()))?;
+    }
+    for (i, summary) in config.summary.iter().enumerate() {
+        summary
+            .validate(&columns)
+            .map_err(|m| format!("summary #{} ({}): {m}", i + 1, summary.label))?;
     }
     Ok((canonical, repeats))
 }

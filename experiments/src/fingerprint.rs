@@ -54,6 +54,7 @@ pub const WORKSPACE_CRATES: &[(&str, &str)] = &[
     ("isolation-kernel", "algorithms/isolation-kernel/"),
     ("mondrian", "algorithms/mondrian/"),
     ("random-features", "algorithms/random-features/"),
+    ("random-tessellation", "algorithms/random-tessellation/"),
     ("streamrak", "algorithms/streamrak/"),
     ("datasets", "datasets/"),
 ];
@@ -74,6 +75,7 @@ numeric_sources!(
     "algorithms/isolation-kernel/Cargo.toml",
     "algorithms/mondrian/Cargo.toml",
     "algorithms/random-features/Cargo.toml",
+    "algorithms/random-tessellation/Cargo.toml",
     "algorithms/streamrak/Cargo.toml",
     "datasets/Cargo.toml",
     "datasets/registry.toml",
@@ -95,9 +97,9 @@ numeric_sources!(
     "algorithms/isolation-kernel/src/input.rs",
     "algorithms/isolation-kernel/src/kernel.rs",
     "algorithms/isolation-kernel/src/learners.rs",
+    "algorithms/isolation-kernel/src/lib.rs",
     "algorithms/isolation-kernel/src/nogd.rs",
     "algorithms/isolation-kernel/src/store.rs",
-    "algorithms/isolation-kernel/src/lib.rs",
     "algorithms/mondrian/src/error.rs",
     "algorithms/mondrian/src/forest.rs",
     "algorithms/mondrian/src/learners.rs",
@@ -109,6 +111,20 @@ numeric_sources!(
     "algorithms/random-features/src/error.rs",
     "algorithms/random-features/src/fourier.rs",
     "algorithms/random-features/src/lib.rs",
+    "algorithms/random-tessellation/src/baselines.rs",
+    "algorithms/random-tessellation/src/cell.rs",
+    "algorithms/random-tessellation/src/diameter.rs",
+    "algorithms/random-tessellation/src/error.rs",
+    "algorithms/random-tessellation/src/forest.rs",
+    "algorithms/random-tessellation/src/hyperplane.rs",
+    "algorithms/random-tessellation/src/lib.rs",
+    "algorithms/random-tessellation/src/likelihood.rs",
+    "algorithms/random-tessellation/src/planar.rs",
+    "algorithms/random-tessellation/src/points.rs",
+    "algorithms/random-tessellation/src/preprocess.rs",
+    "algorithms/random-tessellation/src/prior.rs",
+    "algorithms/random-tessellation/src/smc.rs",
+    "algorithms/random-tessellation/src/tree.rs",
     "algorithms/streamrak/src/baselines.rs",
     "algorithms/streamrak/src/cover_tree.rs",
     "algorithms/streamrak/src/falkon.rs",
@@ -144,6 +160,7 @@ numeric_sources!(
     "experiments/src/data/synthetic/dumbbell.rs",
     "experiments/src/data/synthetic/laplace_gp.rs",
     "experiments/src/data/synthetic/mod.rs",
+    "experiments/src/data/synthetic/oblique_boundary.rs",
     "experiments/src/data/synthetic/uniform_box.rs",
     "experiments/src/data/synthetic/varying_sinus.rs",
     "experiments/src/kinds/common/binary.rs",
@@ -165,6 +182,9 @@ numeric_sources!(
     "experiments/src/kinds/mondrian/lifetime_sweep.rs",
     "experiments/src/kinds/mondrian/mod.rs",
     "experiments/src/kinds/mondrian/width_selection.rs",
+    "experiments/src/kinds/random_tessellation/mod.rs",
+    "experiments/src/kinds/random_tessellation/tessellation_classification.rs",
+    "experiments/src/kinds/random_tessellation/tessellation_prior.rs",
     "experiments/src/kinds/streamrak/mod.rs",
     "experiments/src/kinds/streamrak/multiresolution_regression.rs",
     "experiments/src/kinds/streamrak/training.rs",
@@ -705,8 +725,10 @@ mod tests {
             format!("{CARGO_LOCK}\n[[package]]\nname = \"some-new-crate\"\nversion = \"1.0.0\"\n");
         assert_eq!(of(sweep, &cpu, NUMERIC_SOURCES, &added), base_sweep);
         // ... while a new version of a dependency they use does.
-        let version = dependency_closure(CARGO_LOCK, &["rand_distr"])
-            .unwrap()
+        // The rand_distr the sweep's crates use (Cargo.lock may hold several versions).
+        let (_, used) =
+            workspace_closure(&["mondrian"].into(), NUMERIC_SOURCES, CARGO_LOCK).unwrap();
+        let version = used
             .into_iter()
             .find(|l| l.starts_with("rand_distr "))
             .unwrap()

@@ -7,7 +7,12 @@
 //!   or a horizontal level;
 //! * `histogram`: densities of the `x` column per series over fixed bins (translucent bars);
 //! * `pairs`: a scatter of the `y` column of two series against each other, rows paired by a
-//!   key column (e.g. the weight of one leaf in two models), with the diagonal y = x.
+//!   key column (e.g. the weight of one leaf in two models), with the diagonal y = x;
+//! * `boxes`: a box plot of the `y` column per series (one box per value of the `series`
+//!   column, in style order, labelled below the axis): median, quartiles (linear
+//!   interpolation), whiskers to the furthest value within 1.5 IQR, values beyond as dots;
+//! * `polygons`: closed polygons with vertices (`x`, `y`) in row order, one per value of the
+//!   `series` column (e.g. the cells of a tessellation), filled in cycling colours.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -65,6 +70,8 @@ pub enum PlotKind {
     Lines,
     Histogram,
     Pairs,
+    Boxes,
+    Polygons,
 }
 
 /// A vertical marker line, e.g. the true lifetime λ0 of a synthetic experiment.
@@ -155,6 +162,7 @@ impl PlotSpec {
                     )
                 }
             },
+            PlotKind::Boxes | PlotKind::Polygons => used.push(&self.y),
             PlotKind::Pairs => {
                 let (Some(key), Some(_)) = (&self.pair_by, &self.pair) else {
                     return Err("a pairs plot needs pair_by (a column) and pair = [x series, y series]".into());
@@ -217,6 +225,10 @@ enum Look {
     Bars,
     /// Small dots without error bars (pairs).
     Dots,
+    /// A box of the values: points are (position, value, 0).
+    Box,
+    /// A closed polygon: points are its vertices (x, y, 0).
+    Polygon,
 }
 
 /// One series' drawable points: (x, mean, sd), or (left, right, height) for bars.
@@ -234,6 +246,7 @@ fn build_series(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
         PlotKind::Lines => line_groups(spec, &rows),
         PlotKind::Histogram => histogram_groups(spec, &rows),
         PlotKind::Pairs => pair_groups(spec, &rows),
+        PlotKind::Boxes | PlotKind::Polygons => vertex_groups(spec, &rows),
     };
     let mut order: Vec<String> = spec
         .styles
@@ -257,19 +270,69 @@ fn build_series(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
             let look = match (spec.kind, style) {
                 (PlotKind::Histogram, _) => Look::Bars,
                 (PlotKind::Pairs, _) => Look::Dots,
+                (PlotKind::Boxes, _) => Look::Box,
+                (PlotKind::Polygons, _) => Look::Polygon,
                 (_, Some(s)) if s.hline => Look::HLine,
                 (_, Some(s)) if s.step => Look::Step,
                 (_, Some(s)) if s.line => Look::Line,
                 (_, s) => Look::Markers(s.map_or(Marker::Circle, |s| s.marker)),
             };
+            let mut points = groups[&value].clone();
+            if look == Look::Box {
+                // Boxes stand at 1, 2, ... in series order.
+                points.iter_mut().for_each(|p| p.0 = (i + 1) as f64);
+            }
             Series {
                 label: style.map_or(value.clone(), |s| s.label.clone()),
                 color: RGBColor(r, g, b),
                 look,
-                points: groups[&value].clone(),
+                points,
             }
         })
         .collect()
+}
+
+/// `boxes` (the values of y) and `polygons` (the vertices (x, y) in row order) per series.
+fn vertex_groups(spec: &PlotSpec, rows: &[&Row]) -> BTreeMap<String, Vec<(f64, f64, f64)>> {
+    let mut groups: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    for r in rows {
+        let (Some(s), Some(y)) = (r.get(&spec.series), r.get(&spec.y).and_then(|v| v.as_f64()))
+        else {
+            continue;
+        };
+        let x = match spec.kind {
+            PlotKind::Polygons => match r.get(&spec.x).and_then(|v| v.as_f64()) {
+                Some(x) => x,
+                None => continue,
+            },
+            _ => 0.0,
+        };
+        groups.entry(s.to_string()).or_default().push((x, y, 0.0));
+    }
+    groups
+}
+
+/// Tukey's box of sorted values: (lower whisker, q1, median, q3, upper whisker).
+fn box_stats(sorted: &[f64]) -> (f64, f64, f64, f64, f64) {
+    let q = |p: f64| {
+        let h = p * (sorted.len() - 1) as f64;
+        let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+        sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+    };
+    let (q1, med, q3) = (q(0.25), q(0.5), q(0.75));
+    let iqr = q3 - q1;
+    let lo = sorted
+        .iter()
+        .copied()
+        .find(|&v| v >= q1 - 1.5 * iqr)
+        .unwrap_or(q1);
+    let hi = sorted
+        .iter()
+        .rev()
+        .copied()
+        .find(|&v| v <= q3 + 1.5 * iqr)
+        .unwrap_or(q3);
+    (lo, q1, med, q3, hi)
 }
 
 /// `lines`: mean and sd (ddof 0) of y per (series, x), sorted by x.
@@ -482,7 +545,10 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Re
                 .collect(),
         })
         .collect();
-    let (x0, x1) = range(xs, spec.x_range, spec.log_x);
+    let (x0, x1) = match spec.kind {
+        PlotKind::Boxes if spec.x_range.is_none() => (0.4, series.len() as f64 + 0.6),
+        _ => range(xs, spec.x_range, spec.log_x),
+    };
     let (y0, y1) = range(ys, spec.y_range, spec.log_y);
     let size = (
         (spec.size_inches[0] * DPI).round() as u32,
@@ -605,6 +671,22 @@ where
 {
     area.fill(&WHITE).map_err(plot_err)?;
     let caption = spec.title.clone().unwrap_or_else(|| title.to_string());
+    let box_labels: Vec<String> = series
+        .iter()
+        .filter(|s| s.look == Look::Box)
+        .map(|s| s.label.clone())
+        .collect();
+    let x_tick = |v: &f64| -> String {
+        if box_labels.is_empty() {
+            return tick(*v);
+        }
+        let k = v.round();
+        if (v - k).abs() < 1e-6 && k >= 1.0 && (k as usize) <= box_labels.len() {
+            box_labels[k as usize - 1].clone()
+        } else {
+            String::new()
+        }
+    };
     let mut chart = ChartBuilder::on(&area)
         .caption(caption, ("sans-serif", 16))
         .margin(12)
@@ -614,15 +696,17 @@ where
         .y_label_area_size(56)
         .build_cartesian_2d(x_range, y_range)
         .map_err(plot_err)?;
-    chart
-        .configure_mesh()
-        .x_desc(spec.x_label.as_str())
+    let mut mesh = chart.configure_mesh();
+    if !box_labels.is_empty() {
+        mesh.x_labels(4 * box_labels.len() + 1);
+    }
+    mesh.x_desc(spec.x_label.as_str())
         .y_desc(spec.y_label.as_str())
         .label_style(("sans-serif", 12))
         .axis_desc_style(("sans-serif", 13))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.08))
-        .x_label_formatter(&|v| tick(*v))
+        .x_label_formatter(&x_tick)
         .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(plot_err)?;
@@ -703,6 +787,75 @@ where
                     .label(s.label.as_str())
                     .legend(line_legend);
             }
+            Look::Box => {
+                let mut values: Vec<f64> = s
+                    .points
+                    .iter()
+                    .map(|p| p.1)
+                    .filter(|v| v.is_finite())
+                    .collect();
+                if values.is_empty() {
+                    continue;
+                }
+                values.sort_by(f64::total_cmp);
+                let x = s.points[0].0;
+                let (lo, q1, med, q3, hi) = box_stats(&values);
+                let (l, r) = (x - 0.3, x + 0.3);
+                let clamp = |v: f64| v.clamp(y0, y1);
+                chart
+                    .draw_series([
+                        Rectangle::new([(l, clamp(q1)), (r, clamp(q3))], color.mix(0.35).filled()),
+                        Rectangle::new([(l, clamp(q1)), (r, clamp(q3))], color.stroke_width(1)),
+                    ])
+                    .map_err(plot_err)?;
+                let black = BLACK.stroke_width(2);
+                chart
+                    .draw_series([
+                        PathElement::new([(l, clamp(med)), (r, clamp(med))], black),
+                        PathElement::new([(x, clamp(q3)), (x, clamp(hi))], color.stroke_width(1)),
+                        PathElement::new([(x, clamp(q1)), (x, clamp(lo))], color.stroke_width(1)),
+                        PathElement::new(
+                            [(x - 0.12, clamp(hi)), (x + 0.12, clamp(hi))],
+                            color.stroke_width(1),
+                        ),
+                        PathElement::new(
+                            [(x - 0.12, clamp(lo)), (x + 0.12, clamp(lo))],
+                            color.stroke_width(1),
+                        ),
+                    ])
+                    .map_err(plot_err)?;
+                let outline = marker_outline(Marker::Dot);
+                chart
+                    .draw_series(
+                        values
+                            .iter()
+                            .filter(|&&v| (v < lo || v > hi) && v >= y0 && v <= y1)
+                            .map(|&v| {
+                                EmptyElement::at((x, v))
+                                    + Polygon::new(outline.clone(), color.filled())
+                            }),
+                    )
+                    .map_err(plot_err)?;
+            }
+            Look::Polygon => {
+                let vertices: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .map(|p| (p.0, p.1))
+                    .collect();
+                if vertices.len() < 3 {
+                    continue;
+                }
+                let mut closed = vertices.clone();
+                closed.push(vertices[0]);
+                chart
+                    .draw_series([Polygon::new(vertices, color.mix(0.3).filled())])
+                    .map_err(plot_err)?;
+                chart
+                    .draw_series([PathElement::new(closed, BLACK.stroke_width(1))])
+                    .map_err(plot_err)?;
+            }
             Look::Bars => {
                 let fill = color.mix(0.5).filled();
                 chart
@@ -760,6 +913,10 @@ where
             }
         }
     }
+    if matches!(spec.kind, PlotKind::Boxes | PlotKind::Polygons) {
+        area.present().map_err(plot_err)?;
+        return Ok(());
+    }
     chart
         .configure_series_labels()
         .label_font(("sans-serif", 12))
@@ -789,5 +946,74 @@ fn marker_outline(marker: Marker) -> Vec<(i32, i32)> {
         Marker::Square => vec![(-4, -4), (4, -4), (4, 4), (-4, 4)],
         Marker::TriangleUp => vec![(0, -5), (-5, 4), (5, 4)],
         Marker::TriangleDown => vec![(0, 5), (-5, -4), (5, -4)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{row, Value};
+
+    #[test]
+    fn box_stats_are_tukeys_with_linear_quartiles() {
+        // numpy.percentile([1..9, 100], [25, 50, 75]) = 3.25, 5.5, 7.75; 100 lies beyond
+        // q3 + 1.5 IQR = 14.5, so the upper whisker stops at 9.
+        let v: Vec<f64> = (1..=9).map(f64::from).chain([100.0]).collect();
+        assert_eq!(box_stats(&v), (1.0, 3.25, 5.5, 7.75, 9.0));
+        assert_eq!(box_stats(&[2.0]), (2.0, 2.0, 2.0, 2.0, 2.0));
+    }
+
+    fn spec(text: &str) -> PlotSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn boxes_and_polygons_render_from_rows() {
+        let mut rows = Vec::new();
+        for (rep, (a, b)) in [(50.0, 60.0), (55.0, 70.0), (52.0, 65.0)]
+            .iter()
+            .enumerate()
+        {
+            for (m, v) in [("a", *a), ("b", *b)] {
+                rows.push(row([
+                    ("method", m.into()),
+                    ("rep", rep.into()),
+                    ("acc", Value::Float(v)),
+                ]));
+            }
+        }
+        let boxes = spec("kind = 'boxes'\nx = 'method'\ny = 'acc'\nseries = 'method'\nx_label = 'm'\ny_label = 'acc'\n[[styles]]\nvalue = 'b'\nlabel = 'B'\ncolor = [1, 2, 3]");
+        let columns: Vec<String> = ["method", "rep", "acc"].map(String::from).to_vec();
+        boxes.validate(&columns).unwrap();
+        let series = build_series(&boxes, &rows);
+        // Styled series first, at position 1; the others follow.
+        assert_eq!(series[0].label, "B");
+        assert!(series[0].points.iter().all(|p| p.0 == 1.0));
+        assert!(series[1].points.iter().all(|p| p.0 == 2.0));
+        let mut square = Vec::new();
+        for (k, (x, y)) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]
+            .iter()
+            .enumerate()
+        {
+            square.push(row([
+                ("polygon", 0usize.into()),
+                ("vertex", k.into()),
+                ("x", Value::Float(*x)),
+                ("y", Value::Float(*y)),
+            ]));
+        }
+        square.push(row([("cells", 1usize.into())]));
+        let polygons = spec(
+            "kind = 'polygons'\nx = 'x'\ny = 'y'\nseries = 'polygon'\nx_label = 'x'\ny_label = 'y'",
+        );
+        let series = build_series(&polygons, &square);
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].points.len(), 4);
+        let dir = tempfile::tempdir().unwrap();
+        for (s, r, name) in [(&boxes, &rows, "boxes"), (&polygons, &square, "polygons")] {
+            let written = render(s, "t", r, &dir.path().join(name)).unwrap();
+            assert_eq!(written.len(), 2);
+            assert!(written.iter().all(|p| p.metadata().unwrap().len() > 100));
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! The registered experiment kinds, by `experiment.kind` name. Registering a kind here changes
 //! no other kind's cache keys (this file is not a numeric source).
 
-use crate::kinds::{isolation_kernel, mondrian, streamrak, Adapter, ExperimentKind};
+use crate::kinds::{
+    isolation_kernel, mondrian, random_tessellation, streamrak, Adapter, ExperimentKind,
+};
 
 static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<mondrian::kernel_approximation::KernelApproximation>::new(),
@@ -12,6 +14,8 @@ static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<isolation_kernel::online_stream::OnlineStream>::new(),
     &Adapter::<isolation_kernel::laplacian_agreement::LaplacianAgreement>::new(),
     &Adapter::<streamrak::multiresolution_regression::Multiresolution>::new(),
+    &Adapter::<random_tessellation::tessellation_classification::TessellationClassification>::new(),
+    &Adapter::<random_tessellation::tessellation_prior::TessellationPrior>::new(),
 ];
 
 /// Every registered kind.

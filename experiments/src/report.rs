@@ -58,6 +58,161 @@ impl Reference {
     }
 }
 
+/// What a `[[summary]]` table shows.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryKind {
+    /// One row per value of `by`: mean ± sd (ddof 0) and count of each of `metrics`.
+    MeanSd,
+    /// The matrix of one-tailed sign-test p-values between the values of `by` (paired by
+    /// `pair_by`), each entry towards the better of the two by mean, so it is symmetric (as
+    /// the Random Tessellation Forests paper's Supp. Table 1).
+    SignTests,
+}
+
+/// A `[[summary]]`: a table derived from a run for the report.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub kind: SummaryKind,
+    /// Its caption, e.g. "Table 1 form: % correct over the splits".
+    pub label: String,
+    /// The metrics (`sign_tests`: exactly one).
+    pub metrics: Vec<String>,
+    /// The column whose values are the rows (and columns) of the table, e.g. `method`.
+    pub by: String,
+    /// The order of those values (absent: as they first occur); values not listed are left out.
+    #[serde(default)]
+    pub order: Vec<String>,
+    /// Only these rows.
+    #[serde(default)]
+    pub select: toml::Table,
+    /// `sign_tests`: the columns that pair rows (default `["rep"]`, the same split).
+    #[serde(default = "default_pair_by")]
+    pub pair_by: Vec<String>,
+}
+
+fn default_pair_by() -> Vec<String> {
+    vec!["rep".into()]
+}
+
+impl Summary {
+    pub fn validate(&self, columns: &[String]) -> Result<(), String> {
+        if self.metrics.is_empty() {
+            return Err("metrics: name at least one column".into());
+        }
+        if self.kind == SummaryKind::SignTests && self.metrics.len() != 1 {
+            return Err("a sign_tests summary takes exactly one metric".into());
+        }
+        for c in self
+            .metrics
+            .iter()
+            .chain(std::iter::once(&self.by))
+            .chain(self.select.keys())
+            .chain(&self.pair_by)
+        {
+            if !columns.iter().any(|k| k == c) {
+                return Err(format!(
+                    "unknown column `{c}`; columns: {}",
+                    columns.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of `by` in table order.
+    fn values(&self, rows: &[Row]) -> Vec<String> {
+        if !self.order.is_empty() {
+            return self.order.clone();
+        }
+        let mut seen = Vec::new();
+        for r in crate::check::selected(rows, &self.select) {
+            if let Some(v) = r.get(&self.by).map(|v| v.to_string()) {
+                if !seen.contains(&v) {
+                    seen.push(v);
+                }
+            }
+        }
+        seen
+    }
+
+    /// The selection of the rows of one value of `by`.
+    fn of(&self, value: &str) -> toml::Table {
+        let mut t = self.select.clone();
+        t.insert(self.by.clone(), toml::Value::String(value.to_string()));
+        t
+    }
+
+    /// The table as Markdown.
+    pub fn markdown(&self, rows: &[Row]) -> String {
+        let values = self.values(rows);
+        let mut out = format!("{}\n\n", self.label);
+        let stats = |value: &str, metric: &str| {
+            let v = values_of(rows, metric, &self.of(value));
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+            (mean, sd, v.len())
+        };
+        match self.kind {
+            SummaryKind::MeanSd => {
+                let _ = writeln!(out, "| {} | {} |", self.by, self.metrics.join(" | "));
+                let _ = writeln!(out, "|---|{}", "---|".repeat(self.metrics.len()));
+                for value in &values {
+                    let cells: Vec<String> = self
+                        .metrics
+                        .iter()
+                        .map(|m| match stats(value, m) {
+                            (_, _, 0) => "no rows".into(),
+                            (mean, sd, n) => {
+                                format!("{} ± {} (n = {n})", number(mean), number(sd))
+                            }
+                        })
+                        .collect();
+                    let _ = writeln!(out, "| {value} | {} |", cells.join(" | "));
+                }
+            }
+            SummaryKind::SignTests => {
+                let metric = &self.metrics[0];
+                let _ = writeln!(out, "| | {} |", values.join(" | "));
+                let _ = writeln!(out, "|---|{}", "---|".repeat(values.len()));
+                for a in &values {
+                    let cells: Vec<String> = values
+                        .iter()
+                        .map(|b| {
+                            if a == b {
+                                return "—".to_string();
+                            }
+                            let (ma, mb) = (stats(a, metric).0, stats(b, metric).0);
+                            let (hi, lo) = if ma >= mb { (a, b) } else { (b, a) };
+                            match crate::check::sign_test(
+                                rows,
+                                metric,
+                                &self.of(hi),
+                                &self.of(lo),
+                                &self.pair_by,
+                            ) {
+                                Ok(t) => format!("{:.1e}", t.p_value),
+                                Err(_) => "n/a".into(),
+                            }
+                        })
+                        .collect();
+                    let _ = writeln!(out, "| **{a}** | {} |", cells.join(" | "));
+                }
+                let _ = writeln!(
+                    out,
+                    "\nEach entry: one-tailed sign test over the pairs ({}) towards the method with \
+                     the higher mean, ties counted against it: P(Bin(n, 1/2) >= wins).",
+                    self.pair_by.join(", ")
+                );
+            }
+        }
+        out.push('\n');
+        out
+    }
+}
+
 fn number(v: f64) -> String {
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
         format!("{v:.3e}")
@@ -176,6 +331,37 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
                 }
                 out.push('\n');
             }
+            for summary in &r.config.summary {
+                out.push_str(&summary.markdown(&rows));
+            }
+            let hypotheses: Vec<_> = r
+                .config
+                .hypothesis
+                .iter()
+                .filter(|c| c.applies_to(&manifest.profile))
+                .map(|c| c.evaluate_run(&rows, &manifest.overrides))
+                .collect();
+            if !hypotheses.is_empty() {
+                out.push_str(
+                    "| hypothesis | value | holds when in | holds? |\n|---|---|---|---|\n",
+                );
+                for c in hypotheses {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {} | [{}, {}] | {} |",
+                        c.name,
+                        c.value.map_or("n/a".into(), number),
+                        c.min.map_or("-inf".into(), number),
+                        c.max.map_or("+inf".into(), number),
+                        match &c.outcome {
+                            Outcome::Passed => "holds".to_string(),
+                            Outcome::Failed => "**does not hold**".to_string(),
+                            Outcome::NotApplicable(why) => format!("n/a: {why}"),
+                        }
+                    );
+                }
+                out.push('\n');
+            }
             let checks: Vec<_> = r
                 .config
                 .check
@@ -210,5 +396,50 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
         text: out,
         missing,
         failed_checks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{row, Value};
+
+    #[test]
+    fn summaries_show_means_and_a_symmetric_sign_test_matrix() {
+        let mut rows = Vec::new();
+        for rep in 0..12usize {
+            // b beats a in every split; c ties a.
+            for (m, v) in [("a", 50.0), ("b", 60.0 + rep as f64), ("c", 50.0)] {
+                rows.push(row([
+                    ("method", m.into()),
+                    ("rep", rep.into()),
+                    ("acc", Value::Float(v)),
+                ]));
+            }
+        }
+        let table: Summary = toml::from_str(
+            "kind = 'sign_tests'\nlabel = 'L'\nmetrics = ['acc']\nby = 'method'\norder = ['a', 'b', 'c']",
+        )
+        .unwrap();
+        table
+            .validate(&["method", "rep", "acc"].map(String::from))
+            .unwrap();
+        let md = table.markdown(&rows);
+        // P(Bin(12, 1/2) >= 12) = 2^-12 = 2.4e-4, both ways round; a vs c all ties: p = 1.
+        assert!(md.contains("| **a** | — | 2.4e-4 | 1.0e0 |"), "{md}");
+        assert!(md.contains("| **b** | 2.4e-4 | — | 2.4e-4 |"), "{md}");
+        let means: Summary =
+            toml::from_str("kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'")
+                .unwrap();
+        let md = means.markdown(&rows);
+        assert!(md.contains("| a | 50.000 ± 0.000 (n = 12) |"), "{md}");
+        assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        let bad: Summary = toml::from_str(
+            "kind = 'sign_tests'\nlabel = 'L'\nmetrics = ['acc', 'rep']\nby = 'method'",
+        )
+        .unwrap();
+        assert!(bad
+            .validate(&["method", "rep", "acc"].map(String::from))
+            .is_err());
     }
 }

@@ -24,6 +24,7 @@ use crate::fingerprint::Sources;
 use synthetic::double_pendulum::{DoublePendulumData, PendulumTrajectories};
 use synthetic::dumbbell::Dumbbell;
 use synthetic::laplace_gp::LaplaceGp;
+use synthetic::oblique_boundary::ObliqueBoundary;
 use synthetic::uniform_box::UniformBox;
 use synthetic::varying_sinus::VaryingSinus;
 use synthetic::{Generated, Generator};
@@ -46,10 +47,13 @@ pub enum DataSpec {
     Dumbbell(Dumbbell),
     /// Simulated double-pendulum trajectories (StreaMRAK).
     DoublePendulum(DoublePendulumData),
+    /// Two classes split by an oblique hyperplane (Random Tessellation Forests simulation).
+    ObliqueBoundary(ObliqueBoundary),
 }
 
 /// The `source` names, for error messages.
-const SOURCES: &str = "uniform_box, dataset, laplace_gp, varying_sinus, dumbbell, double_pendulum";
+const SOURCES: &str =
+    "uniform_box, dataset, laplace_gp, varying_sinus, dumbbell, double_pendulum, oblique_boundary";
 
 /// The `[data]` table as written.
 #[derive(Deserialize)]
@@ -77,6 +81,7 @@ impl TryFrom<DataTable> for DataSpec {
             "varying_sinus" => Ok(DataSpec::VaryingSinus(typed(table, "data")?)),
             "dumbbell" => Ok(DataSpec::Dumbbell(typed(table, "data")?)),
             "double_pendulum" => Ok(DataSpec::DoublePendulum(typed(table, "data")?)),
+            "oblique_boundary" => Ok(DataSpec::ObliqueBoundary(typed(table, "data")?)),
             other => Err(format!(
                 "data.source = {other:?} is unknown; one of {SOURCES}"
             )),
@@ -103,6 +108,11 @@ pub struct DatasetSpec {
     /// Multiply every input value by this factor (e.g. `1/255` for 8-bit pixels).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_scale: Option<f64>,
+    /// A classification task derived from the set's files: another target column, a subset of
+    /// its classes, rows filtered by other columns (rules in `datasets::DerivedTask`), e.g.
+    /// `task = { target = "relapse", classes = ["False", "True"] }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<datasets::DerivedTask>,
 }
 
 impl DataSpec {
@@ -114,6 +124,7 @@ impl DataSpec {
             DataSpec::VaryingSinus(g) => Some(g),
             DataSpec::Dumbbell(g) => Some(g),
             DataSpec::DoublePendulum(g) => Some(g),
+            DataSpec::ObliqueBoundary(g) => Some(g),
             DataSpec::Dataset(_) => None,
         }
     }
@@ -123,6 +134,7 @@ impl DataSpec {
     pub fn fixed_split(&self) -> bool {
         match self {
             DataSpec::Dataset(d) => matches!(d.split, None | Some(SplitSpec::Given)),
+            DataSpec::ObliqueBoundary(_) => false,
             _ => true,
         }
     }
@@ -182,6 +194,13 @@ impl DataSpec {
                 d.name
             )
         })?;
+        if let Some(task) = &d.task {
+            let dataset = datasets::Registry::embedded()
+                .map_err(|e| e.to_string())?
+                .get(&d.name)
+                .map_err(|e| format!("data.name: {e}"))?;
+            task.validate(dataset, table)?;
+        }
         if let Some(scale) = d.input_scale {
             if !(scale.is_finite() && scale > 0.0) {
                 return Err(format!(
@@ -209,7 +228,12 @@ impl DataSpec {
                     twice.1
                 ));
             }
-            if let Some(names) = &table.classes {
+            let classes = match &d.task {
+                Some(task) if task.classes.is_some() => task.classes.as_ref(),
+                Some(task) if task.target.is_some() || task.labels.is_some() => None,
+                _ => table.classes.as_ref(),
+            };
+            if let Some(names) = classes {
                 if let Some(bad) = positive.iter().find(|c| !names.contains(c)) {
                     return Err(format!(
                         "data.positive_classes: {bad:?} is not a class of {} (classes: {})",
@@ -566,7 +590,7 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
                 })
                 .collect();
             digests.insert(d.name.clone(), files);
-            let mut set = datasets::load_dataset(&dirs, dataset)?;
+            let mut set = datasets::load_task(&dirs, dataset, d.task.as_ref())?;
             if let Some(positive) = &d.positive_classes {
                 binarise(&mut set, positive)?;
             }
@@ -603,6 +627,28 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
             match generator.generate(&mut seeds.rng("data"))? {
                 Generated::Points(x) => Source::Points(Arc::new(x)),
                 Generated::Trajectories(t) => Source::Trajectories(Arc::new(t)),
+                Generated::Classification {
+                    x,
+                    labels,
+                    names,
+                    split,
+                } => {
+                    let set = LabelledSet {
+                        name: "generated".into(),
+                        feature_names: (1..=x.ncols()).map(|j| format!("x{j}")).collect(),
+                        x: Inputs::Dense(x),
+                        y: Targets::Classes { labels, names },
+                        given: GivenSplits::None,
+                    };
+                    split
+                        .check_set(&set.given, &set.y, repeats)
+                        .map_err(|e| anyhow::anyhow!("data: {e}"))?;
+                    Source::Sets {
+                        set: Arc::new(set),
+                        splitting: Splitting::PerRepetition(split),
+                        max_rows: None,
+                    }
+                }
                 Generated::Regression {
                     x,
                     y,

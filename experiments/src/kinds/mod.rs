@@ -14,6 +14,7 @@ pub mod common;
 pub mod isolation_kernel;
 pub mod kind;
 pub mod mondrian;
+pub mod random_tessellation;
 pub mod streamrak;
 
 pub use kind::{Adapter, ColumnDoc, ExperimentKind, Kind, Params, Shared};

@@ -9,6 +9,7 @@
 pub mod double_pendulum;
 pub mod dumbbell;
 pub mod laplace_gp;
+pub mod oblique_boundary;
 pub mod uniform_box;
 pub mod varying_sinus;
 
@@ -30,6 +31,13 @@ pub enum Generated {
         n_validation: usize,
         /// What generating had to do beyond the spec (recorded in the manifest).
         notes: Vec<String>,
+    },
+    /// A classification sample, split at random per repetition.
+    Classification {
+        x: Array2<f64>,
+        labels: Vec<u32>,
+        names: Vec<String>,
+        split: datasets::SplitSpec,
     },
     /// Simulated trajectories (the double pendulum).
     Trajectories(double_pendulum::PendulumTrajectories),

@@ -1,0 +1,566 @@
+//! The classification study of the Random Tessellation Forests paper (Table 1, Supp. Tables
+//! 1-3, Supp. Fig. 1; spec §6): one cell = one method on one random train/test split
+//! (repetition `r` sees split `r`, the same for every method, so the sign tests are paired).
+//!
+//! Per cell: the split's training rows fix the preprocessing (top-variance probes, PCA and
+//! min-max scaling fitted on the training rows only, spec §8 and D4; the prior weights of the
+//! weighted RTFs from the explained variance), then the method is fitted on the training rows
+//! and predicts the test rows. Methods (spec §6): `bl` (the training mode label), `lr` (L2
+//! logistic regression), `svm` (RBF SVM), `rf` (random forest), and the random tessellation
+//! forests `mrtf_i`, `urtf_i` (likelihood-free), `mrtf`, `urtf` (SMC, uniform weights), `wmrtf`,
+//! `wurtf` (SMC, weights ω from `weights`).
+//!
+//! Times: the cell runs on a thread of its own, so `fit_seconds` (fit and predict) and
+//! `preprocess_seconds` are that thread's CPU time (Supp. Table 3 form).
+
+use anyhow::{bail, Result};
+use ndarray::{Array2, ArrayView2, Axis};
+use rand::Rng;
+use random_tessellation::baselines::{fit_predict, Baseline};
+use random_tessellation::preprocess::{prepare, Preprocessing, Scaling, WeightRule};
+use random_tessellation::{
+    classify, AlphaForm, CutRate, ForestConfig, Prior, PriorKind, Routing, TreePrediction,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::DataSpec;
+use crate::context::CellContext;
+use crate::data::DataView;
+use crate::fingerprint::Sources;
+use crate::kinds::common::clock::{on_own_thread, Clock};
+use crate::kinds::{ColumnDoc, Kind, Params};
+use crate::table::{row, Row, Value};
+
+pub struct TessellationClassification;
+
+/// The ten methods of the paper's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    Bl,
+    Lr,
+    Svm,
+    Rf,
+    MrtfI,
+    UrtfI,
+    Mrtf,
+    Urtf,
+    Wmrtf,
+    Wurtf,
+}
+
+impl Method {
+    /// The forest's prior kind, whether it weighs particles by the likelihood, and whether its
+    /// prior has the data's weights (None for the baselines).
+    fn forest(self) -> Option<(PriorKind, bool, bool)> {
+        match self {
+            Method::MrtfI => Some((PriorKind::Mondrian, false, false)),
+            Method::UrtfI => Some((PriorKind::Uniform, false, false)),
+            Method::Mrtf => Some((PriorKind::Mondrian, true, false)),
+            Method::Urtf => Some((PriorKind::Uniform, true, false)),
+            Method::Wmrtf => Some((PriorKind::Mondrian, true, true)),
+            Method::Wurtf => Some((PriorKind::Uniform, true, true)),
+            Method::Bl | Method::Lr | Method::Svm | Method::Rf => None,
+        }
+    }
+}
+
+/// `scaling` (spec D4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalingName {
+    /// Min-max with the training rows' statistics (default).
+    #[default]
+    MinMaxTrain,
+    /// Min-max over train and test together (tess19).
+    MinMaxAll,
+    None,
+}
+
+/// `weights` of the weighted RTFs (spec §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightName {
+    /// ω_j ∝ variance explained by principal component j (needs `pca`).
+    ExplainedVariance,
+    /// ω_j ∝ the training ANOVA F statistic of feature j.
+    AnovaF,
+    Uniform,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlphaName {
+    /// α_k = alpha · n_k (the manual's form, default).
+    #[default]
+    Manual,
+    /// α_k = alpha · round(n_k / n_1, 2) (tess19's code).
+    Code,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutRateName {
+    /// Λ_a = half the cell's diameter, tess19's timing and rejection (default, D2).
+    #[default]
+    HalfDiameter,
+    /// Exact Poisson thinning from an enclosing ball (Supp. Algorithm 1).
+    ExactThinning,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingName {
+    /// Cells hold training rows; test rows routed by the stored hyperplanes (default, D3).
+    #[default]
+    Inductive,
+    /// tess19: test rows sit in the cells from the start.
+    Transductive,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PredictionName {
+    /// The highest-weight particle (default, D5).
+    #[default]
+    Map,
+    /// A vote of the particles by weight.
+    WeightedVote,
+}
+
+fn default_trees() -> usize {
+    100
+}
+fn default_particles() -> usize {
+    100
+}
+fn default_max_cuts() -> usize {
+    100
+}
+fn default_alpha() -> f64 {
+    1e-3
+}
+fn default_c() -> f64 {
+    1.0
+}
+fn default_rf_trees() -> usize {
+    500
+}
+
+/// `[params]` of a classification-study config (defaults: tess19's and spec §8's).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyParams {
+    pub method: Method,
+    /// Keep the probes of largest training variance (gene sets: 1000).
+    #[serde(default)]
+    pub top_variance: Option<usize>,
+    /// Project onto the first principal components of the training rows (gene sets: 10).
+    #[serde(default)]
+    pub pca: Option<usize>,
+    #[serde(default)]
+    pub scaling: ScalingName,
+    /// Prior weights of `wmrtf` and `wurtf` (default: `explained_variance` with `pca`, else
+    /// `anova_f`).
+    #[serde(default)]
+    pub weights: Option<WeightName>,
+    /// T.
+    #[serde(default = "default_trees")]
+    pub trees: usize,
+    /// M, particles per tree (SMC methods).
+    #[serde(default = "default_particles")]
+    pub particles: usize,
+    /// τ (absent: ∞).
+    #[serde(default)]
+    pub budget: Option<f64>,
+    /// l.max.
+    #[serde(default = "default_max_cuts")]
+    pub max_cuts: usize,
+    /// ALPHA of the Dirichlet prior.
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    #[serde(default)]
+    pub alpha_form: AlphaName,
+    #[serde(default)]
+    pub cut_rate: CutRateName,
+    #[serde(default)]
+    pub routing: RoutingName,
+    #[serde(default)]
+    pub prediction: PredictionName,
+    /// C of the logistic regression.
+    #[serde(default = "default_c")]
+    pub lr_c: f64,
+    /// C of the SVM.
+    #[serde(default = "default_c")]
+    pub svm_c: f64,
+    /// γ of the SVM's RBF kernel (absent: 1/d).
+    #[serde(default)]
+    pub svm_gamma: Option<f64>,
+    #[serde(default = "default_rf_trees")]
+    pub rf_trees: usize,
+    /// Features tried per split (absent: ⌊√d⌋).
+    #[serde(default)]
+    pub rf_mtry: Option<usize>,
+}
+
+impl StudyParams {
+    fn weight_rule(&self) -> WeightRule {
+        match self.weights {
+            Some(WeightName::ExplainedVariance) => WeightRule::ExplainedVariance,
+            Some(WeightName::AnovaF) => WeightRule::AnovaF,
+            Some(WeightName::Uniform) => WeightRule::Uniform,
+            None if self.pca.is_some() => WeightRule::ExplainedVariance,
+            None => WeightRule::AnovaF,
+        }
+    }
+
+    fn forest_config(&self, likelihood: bool) -> ForestConfig {
+        ForestConfig {
+            trees: self.trees,
+            particles: if likelihood { self.particles } else { 1 },
+            budget: self.budget.unwrap_or(f64::INFINITY),
+            max_cuts: self.max_cuts,
+            alpha: self.alpha,
+            alpha_form: match self.alpha_form {
+                AlphaName::Manual => AlphaForm::Manual,
+                AlphaName::Code => AlphaForm::Code,
+            },
+            cut_rate: match self.cut_rate {
+                CutRateName::HalfDiameter => CutRate::HalfDiameter,
+                CutRateName::ExactThinning => CutRate::ExactThinning,
+            },
+            likelihood,
+            prediction: match self.prediction {
+                PredictionName::Map => TreePrediction::Map,
+                PredictionName::WeightedVote => TreePrediction::WeightedVote,
+            },
+            routing: match self.routing {
+                RoutingName::Inductive => Routing::Inductive,
+                RoutingName::Transductive => Routing::Transductive,
+            },
+            ..ForestConfig::default()
+        }
+    }
+
+    fn baseline(&self) -> Option<Baseline> {
+        match self.method {
+            Method::Bl => Some(Baseline::ModeLabel),
+            Method::Lr => Some(Baseline::Logistic { c: self.lr_c }),
+            Method::Svm => Some(Baseline::Svm {
+                c: self.svm_c,
+                gamma: self.svm_gamma,
+            }),
+            Method::Rf => Some(Baseline::RandomForest {
+                trees: self.rf_trees,
+                mtry: self.rf_mtry,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl Params for StudyParams {
+    fn check(&self) -> Result<(), String> {
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name} = {v}: expected a finite number > 0"))
+            }
+        };
+        for (name, v) in [
+            ("top_variance", self.top_variance),
+            ("pca", self.pca),
+            ("rf_mtry", self.rf_mtry),
+        ] {
+            if v == Some(0) {
+                return Err(format!("{name} = 0: keep at least one (or leave it out)"));
+            }
+        }
+        if self.weights == Some(WeightName::ExplainedVariance) && self.pca.is_none() {
+            return Err("weights = \"explained_variance\" needs pca (the variance explained by each principal component)".into());
+        }
+        if let Some(b) = self.budget {
+            if b.is_nan() || b <= 0.0 {
+                return Err(format!(
+                    "budget = {b}: expected τ > 0 (leave it out for τ = ∞)"
+                ));
+            }
+        }
+        positive("alpha", self.alpha)?;
+        positive("lr_c", self.lr_c)?;
+        positive("svm_c", self.svm_c)?;
+        if let Some(g) = self.svm_gamma {
+            positive("svm_gamma", g)?;
+        }
+        for (name, v, max) in [
+            ("trees", self.trees, 100_000),
+            ("particles", self.particles, 100_000),
+            ("max_cuts", self.max_cuts, 10_000_000),
+            ("rf_trees", self.rf_trees, 100_000),
+        ] {
+            if v == 0 || v > max {
+                return Err(format!("{name} = {v}: expected 1..={max}"));
+            }
+        }
+        if let Some((_, likelihood, _)) = self.method.forest() {
+            self.forest_config(likelihood)
+                .check()
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+/// One split: dense inputs and class labels of the training and test rows.
+pub struct StudySplit {
+    train: Array2<f64>,
+    train_labels: Vec<u32>,
+    test: Array2<f64>,
+    test_labels: Vec<u32>,
+    n_classes: usize,
+}
+
+impl StudySplit {
+    fn prepare(data: &DataView) -> Result<StudySplit> {
+        let sets = data.sets()?;
+        let Some((labels, names)) = sets.set.y.as_classes() else {
+            bail!(
+                "{} has real targets; this study needs classes",
+                sets.set.name
+            );
+        };
+        let part = |rows: &[usize]| -> Result<(Array2<f64>, Vec<u32>)> {
+            let (x, _) = sets.rows(rows);
+            let Some(x) = x.as_dense() else {
+                bail!(
+                    "{} has sparse inputs; this study needs dense ones",
+                    sets.set.name
+                );
+            };
+            Ok((x.clone(), rows.iter().map(|&i| labels[i]).collect()))
+        };
+        let (train, train_labels) = part(&sets.parts.train)?;
+        let (test, test_labels) = part(&sets.parts.test)?;
+        if train_labels.is_empty() || test_labels.is_empty() {
+            bail!("the split has an empty training or test set");
+        }
+        Ok(StudySplit {
+            train,
+            train_labels,
+            test,
+            test_labels,
+            n_classes: names.len(),
+        })
+    }
+}
+
+const COLUMNS: &[ColumnDoc] = &[
+    ColumnDoc {
+        name: "percent_correct",
+        doc: "% of the test rows classified correctly",
+    },
+    ColumnDoc {
+        name: "mode_percent",
+        doc: "% of the test rows in the training mode class (what BL scores)",
+    },
+    ColumnDoc {
+        name: "n_train",
+        doc: "training rows",
+    },
+    ColumnDoc {
+        name: "n_test",
+        doc: "test rows",
+    },
+    ColumnDoc {
+        name: "n_inputs",
+        doc: "input columns after preprocessing (d of the methods)",
+    },
+    ColumnDoc {
+        name: "n_classes",
+        doc: "classes of the set",
+    },
+    ColumnDoc {
+        name: "explained_variance",
+        doc: "share of the training variance the principal components keep (null without pca)",
+    },
+    ColumnDoc {
+        name: "mean_cuts",
+        doc: "RTFs: mean cuts of the predicting particle per tree",
+    },
+    ColumnDoc {
+        name: "mean_leaves",
+        doc: "RTFs: mean cells of the predicting particle per tree",
+    },
+    ColumnDoc {
+        name: "smc_iterations",
+        doc: "RTFs: mean SMC iterations per tree",
+    },
+    ColumnDoc {
+        name: "cuts",
+        doc: "RTFs: accepted cuts over all particles and trees",
+    },
+    ColumnDoc {
+        name: "cuts_per_second",
+        doc: "RTFs: cuts / fit_seconds",
+    },
+    ColumnDoc {
+        name: "preprocess_seconds",
+        doc: "CPU seconds of the preprocessing (top-variance probes, PCA, scaling, weights)",
+    },
+    ColumnDoc {
+        name: "fit_seconds",
+        doc: "CPU seconds to fit the method and predict the test rows (Supp. Table 3 form)",
+    },
+];
+
+impl Kind for TessellationClassification {
+    type Params = StudyParams;
+    type Shared = StudySplit;
+    const NAME: &'static str = "tessellation_classification";
+    const SUMMARY: &'static str = "random tessellation forests and baselines on random train/test splits: % correct, runtime (Random Tessellation Forests Table 1, Supp. Tables 1-3, Supp. Fig. 1)";
+    const COLUMNS: &'static [ColumnDoc] = COLUMNS;
+    const CODE_VERSION: u32 = 1;
+    const SOURCES: Sources = Sources {
+        crates: &["random-tessellation", "datasets"],
+        files: &[
+            "experiments/src/kinds/random_tessellation/tessellation_classification.rs",
+            "experiments/src/kinds/common/clock.rs",
+        ],
+    };
+
+    fn check_data(data: &DataSpec) -> Result<(), String> {
+        match data.task()? {
+            Some(datasets::Task::Classification) => Ok(()),
+            _ => Err(format!("{} needs a classification set", Self::NAME)),
+        }
+    }
+
+    fn cost(p: &StudyParams) -> f64 {
+        match p.method.forest() {
+            Some((_, true, _)) => (p.trees * p.particles) as f64 / 100.0,
+            Some((_, false, _)) => p.trees as f64 / 100.0,
+            None if p.method == Method::Rf => p.rf_trees as f64 / 500.0,
+            None => 0.1,
+        }
+    }
+
+    fn prepare(data: &DataView) -> Result<StudySplit> {
+        StudySplit::prepare(data)
+    }
+
+    fn run_cell(d: &StudySplit, params: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>> {
+        on_own_thread(|| study(d, params, ctx))
+    }
+}
+
+fn percent(predictions: &[u32], truth: &[u32]) -> f64 {
+    let correct = predictions
+        .iter()
+        .zip(truth)
+        .filter(|(a, b)| a == b)
+        .count();
+    100.0 * correct as f64 / truth.len().max(1) as f64
+}
+
+/// The training mode label (ties: the lowest label), as BL predicts.
+fn mode(labels: &[u32], n_classes: usize) -> u32 {
+    let mut counts = vec![0usize; n_classes];
+    labels.iter().for_each(|&l| counts[l as usize] += 1);
+    let best = counts.iter().copied().max().unwrap_or(0);
+    counts.iter().position(|&c| c == best).unwrap_or(0) as u32
+}
+
+fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>> {
+    let clock = Clock::start();
+    let pre = Preprocessing {
+        top_variance: p.top_variance,
+        pca: p.pca,
+        scaling: match p.scaling {
+            ScalingName::MinMaxTrain => Scaling::MinMaxTrain,
+            ScalingName::MinMaxAll => Scaling::MinMaxAll,
+            ScalingName::None => Scaling::None,
+        },
+    };
+    let weighted = matches!(p.method.forest(), Some((_, _, true)));
+    let rule = if weighted {
+        p.weight_rule()
+    } else {
+        WeightRule::Uniform
+    };
+    let prepared = prepare(
+        d.train.view(),
+        &d.train_labels,
+        d.n_classes,
+        d.test.view(),
+        &pre,
+        rule,
+    )?;
+    let preprocess_seconds = clock.cpu();
+    let train: ArrayView2<f64> = prepared.train.view();
+    let test: ArrayView2<f64> = prepared.test.view();
+    let seed: u64 = ctx.rng("method").random();
+    let clock = Clock::start();
+    let (predictions, stats) = match (p.baseline(), p.method.forest()) {
+        (Some(baseline), _) => (
+            fit_predict(&baseline, train, &d.train_labels, d.n_classes, test, seed)?,
+            None,
+        ),
+        (None, Some((kind, likelihood, weighted))) => {
+            let prior = Prior::new(
+                kind,
+                train.len_of(Axis(1)),
+                weighted.then_some(prepared.weights.as_slice()),
+            )?;
+            let out = classify(
+                train,
+                &d.train_labels,
+                d.n_classes,
+                test,
+                &prior,
+                &p.forest_config(likelihood),
+                seed,
+            )?;
+            (out.predictions, Some(out.stats))
+        }
+        (None, None) => unreachable!("every method is a baseline or a forest"),
+    };
+    let fit_seconds = clock.cpu();
+    let explained = (!prepared.explained_variance_ratio.is_empty())
+        .then(|| prepared.explained_variance_ratio.iter().sum::<f64>());
+    let m = mode(&d.train_labels, d.n_classes);
+    let mode_percent = percent(&vec![m; d.test_labels.len()], &d.test_labels);
+    let num = |v: Option<f64>| v.map_or(Value::Null, Value::from);
+    Ok(vec![row([
+        (
+            "percent_correct",
+            Value::from(percent(&predictions, &d.test_labels)),
+        ),
+        ("mode_percent", Value::from(mode_percent)),
+        ("n_train", d.train_labels.len().into()),
+        ("n_test", d.test_labels.len().into()),
+        ("n_inputs", train.len_of(Axis(1)).into()),
+        ("n_classes", d.n_classes.into()),
+        ("explained_variance", num(explained)),
+        ("mean_cuts", num(stats.as_ref().map(|s| s.mean_cuts))),
+        ("mean_leaves", num(stats.as_ref().map(|s| s.mean_leaves))),
+        (
+            "smc_iterations",
+            num(stats.as_ref().map(|s| s.smc_iterations)),
+        ),
+        (
+            "cuts",
+            stats
+                .as_ref()
+                .map_or(Value::Null, |s| Value::from(s.cuts as i64)),
+        ),
+        (
+            "cuts_per_second",
+            num(stats
+                .as_ref()
+                .map(|s| s.cuts as f64 / fit_seconds.max(1e-9))),
+        ),
+        ("preprocess_seconds", Value::from(preprocess_seconds)),
+        ("fit_seconds", Value::from(fit_seconds)),
+    ])])
+}
