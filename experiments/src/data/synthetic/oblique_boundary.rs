@@ -99,3 +99,77 @@ impl Generator for ObliqueBoundary {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn draw(noise: f64, n: usize) -> (Array2<f64>, Vec<u32>) {
+        let g = ObliqueBoundary {
+            n,
+            dim: 3,
+            informative: Some(2),
+            label_noise: noise,
+            test_fraction: one_third(),
+        };
+        g.validate().unwrap();
+        match g.generate(&mut ChaCha8Rng::seed_from_u64(5)).unwrap() {
+            Generated::Classification { x, labels, .. } => (x, labels),
+            _ => panic!("a classification sample"),
+        }
+    }
+
+    #[test]
+    fn labels_follow_the_oblique_boundary_up_to_the_flips() {
+        let side = |r: ndarray::ArrayView1<f64>| u32::from(r[0] + r[1] > 1.0);
+        let (x, labels) = draw(0.0, 2000);
+        assert!(x
+            .rows()
+            .into_iter()
+            .zip(&labels)
+            .all(|(r, &l)| side(r) == l));
+        let (x, labels) = draw(0.2, 20_000);
+        let flipped = x
+            .rows()
+            .into_iter()
+            .zip(&labels)
+            .filter(|(r, &l)| side(*r) != l)
+            .count() as f64
+            / 20_000.0;
+        // Binomial sd at p = 0.2, n = 20,000: 0.0028.
+        assert!((flipped - 0.2).abs() < 0.012, "{flipped}");
+        for bad in [
+            ObliqueBoundary {
+                n: 3,
+                dim: 2,
+                informative: None,
+                label_noise: 0.0,
+                test_fraction: 0.3,
+            },
+            ObliqueBoundary {
+                n: 10,
+                dim: 2,
+                informative: Some(3),
+                label_noise: 0.0,
+                test_fraction: 0.3,
+            },
+            ObliqueBoundary {
+                n: 10,
+                dim: 2,
+                informative: None,
+                label_noise: 0.5,
+                test_fraction: 0.3,
+            },
+            ObliqueBoundary {
+                n: 10,
+                dim: 2,
+                informative: None,
+                label_noise: 0.0,
+                test_fraction: 1.0,
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+}

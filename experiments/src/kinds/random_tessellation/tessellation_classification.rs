@@ -564,3 +564,48 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
         ("fit_seconds", Value::from(fit_seconds)),
     ])])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> Result<StudyParams, String> {
+        let p: StudyParams = toml::from_str(text).map_err(|e| e.to_string())?;
+        p.check().map(|_| p)
+    }
+
+    #[test]
+    fn mode_and_percent() {
+        assert_eq!(mode(&[2, 1, 1, 2, 0], 3), 1, "ties go to the lowest label");
+        assert_eq!(mode(&[], 2), 0);
+        assert_eq!(percent(&[0, 1, 1, 0], &[0, 1, 0, 0]), 75.0);
+    }
+
+    #[test]
+    fn parameters_are_checked_with_clear_errors() {
+        let p = params("method = 'wurtf'\npca = 10").unwrap();
+        assert!(matches!(p.weight_rule(), WeightRule::ExplainedVariance));
+        assert!(matches!(
+            params("method = 'wurtf'").unwrap().weight_rule(),
+            WeightRule::AnovaF
+        ));
+        let c = params("method = 'urtf_i'").unwrap().forest_config(false);
+        assert_eq!((c.particles, c.trees, c.max_cuts), (1, 100, 100));
+        assert!(c.budget.is_infinite());
+        for (text, needle) in [
+            ("method = 'xrtf'", "xrtf"),
+            (
+                "method = 'urtf'\nweights = 'explained_variance'",
+                "needs pca",
+            ),
+            ("method = 'urtf'\nbudget = 0.0", "budget"),
+            ("method = 'urtf'\ntrees = 0", "trees"),
+            ("method = 'svm'\nsvm_gamma = -1.0", "svm_gamma"),
+            ("method = 'rf'\npca = 0", "pca = 0"),
+            ("method = 'rf'\nrf_tres = 5", "rf_tres"),
+        ] {
+            let err = params(text).unwrap_err();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+}
