@@ -53,7 +53,9 @@ pub use digest::{file_sha256, verify_file, Match};
 pub use error::{DatasetError, ParamError, RegistryError};
 pub use fetch::{fetch, fetch_from, rebase_url, FetchAction, FetchedFile, FETCH_BASE_ENV};
 pub use gz::{is_gzip, is_gzip_bytes, open_maybe_gz, read_maybe_gz};
-pub use labelled::{load, load_dataset, load_from, load_task, GivenSplits, Inputs, LabelledSet, Targets};
+pub use labelled::{
+    load, load_dataset, load_from, load_task, GivenSplits, Inputs, LabelledSet, Targets,
+};
 pub use loaders::{
     load_xy, read_csv, read_csv_text, read_idx, read_svmlight, read_svmlight_sparse, CsvOptions,
     Idx, Table, TextTable,

@@ -405,10 +405,14 @@ fn derived_tasks_keep_the_rows_their_pheno_columns_select() {
     assert_eq!(set.y.class_counts().unwrap(), vec![35, 65]);
     // Errors name the problem: an unknown column, one class, a regression set.
     let bad: datasets::DerivedTask = toml::from_str("target = 'no.such'").unwrap();
-    let err = datasets::load_task(&dirs, all, Some(&bad)).unwrap_err().to_string();
+    let err = datasets::load_task(&dirs, all, Some(&bad))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no.such"), "{err}");
     let one: datasets::DerivedTask = toml::from_str("classes = ['B']").unwrap();
-    let err = datasets::load_task(&dirs, all, Some(&one)).unwrap_err().to_string();
+    let err = datasets::load_task(&dirs, all, Some(&one))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("at least two"), "{err}");
     let err = datasets::load_task(&dirs, registry.get("uci/yacht").unwrap(), Some(&relapse))
         .unwrap_err()
