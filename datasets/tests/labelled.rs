@@ -409,6 +409,12 @@ fn derived_tasks_keep_the_rows_their_pheno_columns_select() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("no.such"), "{err}");
+    let misspelt: datasets::DerivedTask =
+        toml::from_str("target = 'mol.biol'\nclasses = ['BCR/ABL', 'NGE']").unwrap();
+    let err = datasets::load_task(&dirs, all, Some(&misspelt))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`NGE`") && err.contains("NEG"), "{err}");
     let one: datasets::DerivedTask = toml::from_str("classes = ['B']").unwrap();
     let err = datasets::load_task(&dirs, all, Some(&one))
         .unwrap_err()
