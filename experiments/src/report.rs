@@ -84,6 +84,9 @@ pub struct Summary {
     /// The order of those values (absent: as they first occur); values not listed are left out.
     #[serde(default)]
     pub order: Vec<String>,
+    /// How the table names them, one per value of `order` (absent: the values themselves).
+    #[serde(default)]
+    pub labels: Vec<String>,
     /// Only these rows.
     #[serde(default)]
     pub select: toml::Table,
@@ -103,6 +106,13 @@ impl Summary {
         }
         if self.kind == SummaryKind::SignTests && self.metrics.len() != 1 {
             return Err("a sign_tests summary takes exactly one metric".into());
+        }
+        if !self.labels.is_empty() && self.labels.len() != self.order.len() {
+            return Err(format!(
+                "labels: {} names for {} values of order; give one per value",
+                self.labels.len(),
+                self.order.len()
+            ));
         }
         for c in self
             .metrics
@@ -135,6 +145,15 @@ impl Summary {
             }
         }
         seen
+    }
+
+    /// The name the table shows for a value of `by`.
+    fn label<'a>(&'a self, value: &'a str) -> &'a str {
+        self.order
+            .iter()
+            .position(|v| v == value)
+            .and_then(|i| self.labels.get(i))
+            .map_or(value, String::as_str)
     }
 
     /// The selection of the rows of one value of `by`.
@@ -170,12 +189,13 @@ impl Summary {
                             }
                         })
                         .collect();
-                    let _ = writeln!(out, "| {value} | {} |", cells.join(" | "));
+                    let _ = writeln!(out, "| {} | {} |", self.label(value), cells.join(" | "));
                 }
             }
             SummaryKind::SignTests => {
                 let metric = &self.metrics[0];
-                let _ = writeln!(out, "| | {} |", values.join(" | "));
+                let names: Vec<&str> = values.iter().map(|v| self.label(v)).collect();
+                let _ = writeln!(out, "| | {} |", names.join(" | "));
                 let _ = writeln!(out, "|---|{}", "---|".repeat(values.len()));
                 for a in &values {
                     let cells: Vec<String> = values
@@ -193,12 +213,12 @@ impl Summary {
                                 &self.of(lo),
                                 &self.pair_by,
                             ) {
-                                Ok(t) => format!("{:.1e}", t.p_value),
+                                Ok(t) => paper_p(t.p_value),
                                 Err(_) => "n/a".into(),
                             }
                         })
                         .collect();
-                    let _ = writeln!(out, "| **{a}** | {} |", cells.join(" | "));
+                    let _ = writeln!(out, "| **{}** | {} |", self.label(a), cells.join(" | "));
                 }
                 let _ = writeln!(
                     out,
@@ -210,6 +230,18 @@ impl Summary {
         }
         out.push('\n');
         out
+    }
+}
+
+/// A p-value as the paper prints them: `5.1e-10`, `1.0e+00`.
+fn paper_p(p: f64) -> String {
+    let s = format!("{p:.1e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let e: i32 = e.parse().unwrap_or(0);
+            format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+        }
+        None => s,
     }
 }
 
@@ -426,8 +458,10 @@ mod tests {
             .unwrap();
         let md = table.markdown(&rows);
         // P(Bin(12, 1/2) >= 12) = 2^-12 = 2.4e-4, both ways round; a vs c all ties: p = 1.
-        assert!(md.contains("| **a** | — | 2.4e-4 | 1.0e0 |"), "{md}");
-        assert!(md.contains("| **b** | 2.4e-4 | — | 2.4e-4 |"), "{md}");
+        assert!(md.contains("| **a** | — | 2.4e-04 | 1.0e+00 |"), "{md}");
+        assert!(md.contains("| **b** | 2.4e-04 | — | 2.4e-04 |"), "{md}");
+        assert_eq!(paper_p(5.1e-10), "5.1e-10");
+        assert_eq!(paper_p(0.0), "0.0e+00");
         let means: Summary =
             toml::from_str("kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'")
                 .unwrap();
