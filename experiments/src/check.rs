@@ -587,6 +587,11 @@ fn loglog_slope(
 
 /// Formats check results as an aligned text table; failed rows are marked.
 pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
+    format_marked(experiment, results, ["ok  ", "FAIL", "n/a "])
+}
+
+/// Formats results with a mark for passed, failed and not applicable.
+fn format_marked(experiment: &str, results: &[CheckResult], marks: [&str; 3]) -> String {
     let mut out = String::new();
     for r in results {
         let bounds = format!(
@@ -596,9 +601,9 @@ pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
         );
         let value = r.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
         let (mark, detail) = match &r.outcome {
-            Outcome::Passed => ("ok  ", r.detail.as_str()),
-            Outcome::Failed => ("FAIL", r.detail.as_str()),
-            Outcome::NotApplicable(why) => ("n/a ", why.as_str()),
+            Outcome::Passed => (marks[0], r.detail.as_str()),
+            Outcome::Failed => (marks[1], r.detail.as_str()),
+            Outcome::NotApplicable(why) => (marks[2], why.as_str()),
         };
         out.push_str(&format!(
             "  {mark} {:<60} {:>10} in {:<18} {detail}\n",
@@ -610,29 +615,27 @@ pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
     out
 }
 
+/// The results of the specs that apply to a run of `profile` with `overrides`.
+pub fn evaluate_all(
+    specs: &[CheckSpec],
+    rows: &[Row],
+    profile: &str,
+    overrides: &[String],
+) -> Vec<CheckResult> {
+    specs
+        .iter()
+        .filter(|c| c.applies_to(profile))
+        .map(|c| c.evaluate_run(rows, overrides))
+        .collect()
+}
+
 /// Formats hypothesis results: `holds`, `does not hold` or `n/a`.
 pub fn format_hypotheses(experiment: &str, results: &[CheckResult]) -> String {
-    results
-        .iter()
-        .map(|r| {
-            let value = r.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
-            let mark = match &r.outcome {
-                Outcome::Passed => "holds        ",
-                Outcome::Failed => "does not hold",
-                Outcome::NotApplicable(_) => "n/a          ",
-            };
-            format!(
-                "  {mark} {:<60} {value:>10} in [{}, {}] {}\n",
-                format!("{experiment}: {}", r.name),
-                r.min.map_or("-inf".into(), |v| format!("{v}")),
-                r.max.map_or("+inf".into(), |v| format!("{v}")),
-                match &r.outcome {
-                    Outcome::NotApplicable(why) => why.as_str(),
-                    _ => r.detail.as_str(),
-                }
-            )
-        })
-        .collect()
+    format_marked(
+        experiment,
+        results,
+        ["holds        ", "does not hold", "n/a          "],
+    )
 }
 
 #[cfg(test)]

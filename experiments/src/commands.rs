@@ -181,13 +181,12 @@ fn run_one(
     if !results.is_empty() {
         print!("{}", format_results(name, &results));
     }
-    let hypotheses: Vec<CheckResult> = resolved
-        .config
-        .hypothesis
-        .iter()
-        .filter(|c| c.applies_to(&outcome.manifest.profile))
-        .map(|c| c.evaluate_run(&rows, &outcome.manifest.overrides))
-        .collect();
+    let hypotheses = crate::check::evaluate_all(
+        &resolved.config.hypothesis,
+        &rows,
+        &outcome.manifest.profile,
+        &outcome.manifest.overrides,
+    );
     if !hypotheses.is_empty() {
         println!("hypotheses (reported, never a failure):");
         print!("{}", crate::check::format_hypotheses(name, &hypotheses));
@@ -205,13 +204,12 @@ fn evaluate_checks(
     outcome: &RunOutcome,
     rows: &[crate::table::Row],
 ) -> Vec<CheckResult> {
-    resolved
-        .config
-        .check
-        .iter()
-        .filter(|c| c.applies_to(&outcome.manifest.profile))
-        .map(|c| c.evaluate_run(rows, &outcome.manifest.overrides))
-        .collect()
+    crate::check::evaluate_all(
+        &resolved.config.check,
+        rows,
+        &outcome.manifest.profile,
+        &outcome.manifest.overrides,
+    )
 }
 
 /// `repro run`.

@@ -233,6 +233,41 @@ impl Summary {
     }
 }
 
+/// Appends a Markdown table of check (or hypothesis) results, with `words` for passed and
+/// failed; returns how many failed.
+fn results_table(
+    out: &mut String,
+    header: &str,
+    results: &[crate::check::CheckResult],
+    words: (&str, &str),
+) -> usize {
+    if results.is_empty() {
+        return 0;
+    }
+    let _ = writeln!(out, "{header}\n|---|---|---|---|");
+    let mut failed = 0;
+    for c in results {
+        let _ = writeln!(
+            out,
+            "| {} | {} | [{}, {}] | {} |",
+            c.name,
+            c.value.map_or("n/a".into(), number),
+            c.min.map_or("-inf".into(), number),
+            c.max.map_or("+inf".into(), number),
+            match &c.outcome {
+                Outcome::Passed => words.0.to_string(),
+                Outcome::Failed => {
+                    failed += 1;
+                    words.1.to_string()
+                }
+                Outcome::NotApplicable(why) => format!("n/a: {why}"),
+            }
+        );
+    }
+    out.push('\n');
+    failed
+}
+
 /// A p-value as the paper prints them: `5.1e-10`, `1.0e+00`.
 fn paper_p(p: f64) -> String {
     let s = format!("{p:.1e}");
@@ -366,62 +401,30 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
             for summary in &r.config.summary {
                 out.push_str(&summary.markdown(&rows));
             }
-            let hypotheses: Vec<_> = r
-                .config
-                .hypothesis
-                .iter()
-                .filter(|c| c.applies_to(&manifest.profile))
-                .map(|c| c.evaluate_run(&rows, &manifest.overrides))
-                .collect();
-            if !hypotheses.is_empty() {
-                out.push_str(
-                    "| hypothesis | value | holds when in | holds? |\n|---|---|---|---|\n",
-                );
-                for c in hypotheses {
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | [{}, {}] | {} |",
-                        c.name,
-                        c.value.map_or("n/a".into(), number),
-                        c.min.map_or("-inf".into(), number),
-                        c.max.map_or("+inf".into(), number),
-                        match &c.outcome {
-                            Outcome::Passed => "holds".to_string(),
-                            Outcome::Failed => "**does not hold**".to_string(),
-                            Outcome::NotApplicable(why) => format!("n/a: {why}"),
-                        }
-                    );
-                }
-                out.push('\n');
-            }
-            let checks: Vec<_> = r
-                .config
-                .check
-                .iter()
-                .filter(|c| c.applies_to(&manifest.profile))
-                .map(|c| c.evaluate_run(&rows, &manifest.overrides))
-                .collect();
-            if !checks.is_empty() {
-                out.push_str("| check | value | bounds | result |\n|---|---|---|---|\n");
-                for c in checks {
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | [{}, {}] | {} |",
-                        c.name,
-                        c.value.map_or("n/a".into(), number),
-                        c.min.map_or("-inf".into(), number),
-                        c.max.map_or("+inf".into(), number),
-                        match &c.outcome {
-                            Outcome::Passed => "pass".to_string(),
-                            Outcome::Failed => {
-                                failed_checks += 1;
-                                "**FAIL**".to_string()
-                            }
-                            Outcome::NotApplicable(why) => format!("n/a: {why}"),
-                        }
-                    );
-                }
-            }
+            let hypotheses = crate::check::evaluate_all(
+                &r.config.hypothesis,
+                &rows,
+                &manifest.profile,
+                &manifest.overrides,
+            );
+            results_table(
+                &mut out,
+                "| hypothesis | value | holds when in | holds? |",
+                &hypotheses,
+                ("holds", "**does not hold**"),
+            );
+            let checks = crate::check::evaluate_all(
+                &r.config.check,
+                &rows,
+                &manifest.profile,
+                &manifest.overrides,
+            );
+            failed_checks += results_table(
+                &mut out,
+                "| check | value | bounds | result |",
+                &checks,
+                ("pass", "**FAIL**"),
+            );
         }
     }
     Report {
