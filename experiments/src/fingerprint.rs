@@ -117,6 +117,7 @@ numeric_sources!(
     "algorithms/random-tessellation/src/error.rs",
     "algorithms/random-tessellation/src/forest.rs",
     "algorithms/random-tessellation/src/hyperplane.rs",
+    "algorithms/random-tessellation/src/input.rs",
     "algorithms/random-tessellation/src/lib.rs",
     "algorithms/random-tessellation/src/likelihood.rs",
     "algorithms/random-tessellation/src/planar.rs",

@@ -58,13 +58,13 @@
 //! # Inputs
 //!
 //! [`fit_predict`] validates everything before either crate sees it and returns a
-//! [`BaselineError`] for bad input (no rows, label count ≠ rows, a label ≥ `n_classes`, NaN or
+//! [`RtfError`] for bad input (no rows, label count ≠ rows, a label ≥ `n_classes`, NaN or
 //! infinite values, train and test widths differing, invalid settings). Degenerate but valid
 //! problems still get an answer: with a **single class** in the training split, or with **no
 //! feature columns**, every method predicts the training mode, which is what each model
 //! reduces to there (no boundary to fit; with no features LR is intercept-only, whose argmax
 //! is the mode, and an RF tree is a single leaf). The solver calls are also wrapped in
-//! `catch_unwind`, so a panic inside either crate surfaces as [`BaselineError::Solver`].
+//! `catch_unwind`, so a panic inside either crate surfaces as [`RtfError::Solver`].
 //!
 //! Determinism: for a given seed the predictions are the same on every run and for every
 //! number of threads (LR and SVM use no randomness; RF seeds each tree). smartcore draws from
@@ -84,7 +84,9 @@ use smartcore::ensemble::random_forest_classifier::{
 use smartcore::linalg::basic::arrays::Array;
 use smartcore::linalg::basic::matrix::DenseMatrix;
 use smartcore::linear::logistic_regression::{LogisticRegression, LogisticRegressionParameters};
-use thiserror::Error;
+
+use crate::error::{invalid, RtfError};
+use crate::input::{check_columns, check_finite, check_labelled, Columns};
 
 /// A comparison method of the paper and its settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,55 +143,6 @@ impl Baseline {
     }
 }
 
-/// Invalid inputs or settings of a baseline, or a failure inside the solver crate.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum BaselineError {
-    /// The training split has no rows.
-    #[error("the training split has no rows")]
-    EmptyTrain,
-    /// `n_classes` must be at least 1.
-    #[error("n_classes must be at least 1")]
-    NoClasses,
-    /// One label per training row is needed.
-    #[error("{labels} labels for {rows} training rows")]
-    LabelCountMismatch { rows: usize, labels: usize },
-    /// Labels must lie in `0..n_classes`.
-    #[error("label {label} of training row {row} is not below n_classes = {n_classes}")]
-    LabelOutOfRange {
-        row: usize,
-        label: u32,
-        n_classes: usize,
-    },
-    /// Train and test must have the same columns.
-    #[error("the test split has {test} columns, the training split {train}")]
-    DimensionMismatch { train: usize, test: usize },
-    /// The data contain NaN or infinite values.
-    #[error("{split} row {row}, column {column} is not finite ({value})")]
-    NonFiniteInput {
-        split: &'static str,
-        row: usize,
-        column: usize,
-        value: f64,
-    },
-    /// A setting of the method is out of range.
-    #[error("invalid {name} = {value}: expected {expected}")]
-    InvalidParameter {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
-    /// A fit that needs two classes got fewer ([`logistic_fit`]; [`fit_predict`] predicts the
-    /// single class instead).
-    #[error("{present} class(es) present in the training labels; this fit needs at least 2")]
-    TooFewClasses { present: usize },
-    /// smartcore or linfa-svm returned an error or panicked.
-    #[error("{method} solver failed: {message}")]
-    Solver {
-        method: &'static str,
-        message: String,
-    },
-}
-
 /// Fits `baseline` on `(train, labels)` (labels in `0..n_classes`) and predicts the rows of
 /// `test`. Deterministic for a given `seed` (only RF uses it). See the module docs for the
 /// settings, the degenerate cases (a single training class, no columns) and the errors.
@@ -200,10 +153,10 @@ pub fn fit_predict(
     n_classes: usize,
     test: ArrayView2<f64>,
     seed: u64,
-) -> Result<Vec<u32>, BaselineError> {
+) -> Result<Vec<u32>, RtfError> {
     let d = train.ncols();
     validate_settings(baseline, d)?;
-    let problem = Problem::new(train, labels, n_classes, test)?;
+    let problem = Problem::new(train, labels, n_classes, Some(test), Columns::Any)?;
     if test.nrows() == 0 {
         return Ok(Vec::new());
     }
@@ -268,25 +221,24 @@ pub struct LogisticFit {
 
 impl LogisticFit {
     /// The linear scores `X·Wᵀ + b` (one column per row of `coefficients`).
-    pub fn decision_function(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, BaselineError> {
+    pub fn decision_function(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, RtfError> {
         self.check(x)?;
         Ok(self.scores(x))
     }
 
     /// Predicted labels: binary `classes[1]` where the score is > 0 (probability > ½), else
     /// `classes[0]`; more classes: the largest softmax score, ties → the lowest label.
-    pub fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<u32>, BaselineError> {
+    pub fn predict(&self, x: ArrayView2<f64>) -> Result<Vec<u32>, RtfError> {
         self.check(x)?;
         Ok(self.predict_unchecked(x))
     }
 
-    fn check(&self, x: ArrayView2<f64>) -> Result<(), BaselineError> {
-        if x.ncols() != self.coefficients.ncols() {
-            return Err(BaselineError::DimensionMismatch {
-                train: self.coefficients.ncols(),
-                test: x.ncols(),
-            });
-        }
+    fn check(&self, x: ArrayView2<f64>) -> Result<(), RtfError> {
+        check_columns(
+            "columns of the test split (as many as the training split)",
+            self.coefficients.ncols(),
+            x,
+        )?;
         check_finite("test", x)
     }
 
@@ -329,20 +281,13 @@ pub fn logistic_fit(
     labels: &[u32],
     n_classes: usize,
     c: f64,
-) -> Result<LogisticFit, BaselineError> {
+) -> Result<LogisticFit, RtfError> {
     let d = train.ncols();
     validate_settings(&Baseline::Logistic { c }, d)?;
-    let problem = Problem::new(train, labels, n_classes, train.slice(ndarray::s![0..0, ..]))?;
+    let problem = Problem::new(train, labels, n_classes, None, Columns::AtLeastOne)?;
     if problem.classes.len() < 2 {
-        return Err(BaselineError::TooFewClasses {
+        return Err(RtfError::TooFewClasses {
             present: problem.classes.len(),
-        });
-    }
-    if d == 0 {
-        return Err(BaselineError::InvalidParameter {
-            name: "train columns",
-            value: "0".into(),
-            expected: "at least one column",
         });
     }
     fit_logistic_checked(&problem, train, c)
@@ -363,39 +308,10 @@ impl Problem {
         train: ArrayView2<f64>,
         labels: &[u32],
         n_classes: usize,
-        test: ArrayView2<f64>,
-    ) -> Result<Self, BaselineError> {
-        if n_classes == 0 {
-            return Err(BaselineError::NoClasses);
-        }
-        if train.nrows() == 0 {
-            return Err(BaselineError::EmptyTrain);
-        }
-        if labels.len() != train.nrows() {
-            return Err(BaselineError::LabelCountMismatch {
-                rows: train.nrows(),
-                labels: labels.len(),
-            });
-        }
-        if let Some((row, &label)) = labels
-            .iter()
-            .enumerate()
-            .find(|(_, &l)| l as usize >= n_classes)
-        {
-            return Err(BaselineError::LabelOutOfRange {
-                row,
-                label,
-                n_classes,
-            });
-        }
-        if test.ncols() != train.ncols() {
-            return Err(BaselineError::DimensionMismatch {
-                train: train.ncols(),
-                test: test.ncols(),
-            });
-        }
-        check_finite("train", train)?;
-        check_finite("test", test)?;
+        test: Option<ArrayView2<f64>>,
+        columns: Columns,
+    ) -> Result<Self, RtfError> {
+        check_labelled(train, labels, n_classes, test, columns)?;
 
         // Counts of the labels present (a map, so that a huge `n_classes` costs nothing).
         let mut counts = BTreeMap::<u32, usize>::new();
@@ -419,16 +335,12 @@ impl Problem {
     }
 }
 
-fn validate_settings(baseline: &Baseline, d: usize) -> Result<(), BaselineError> {
+fn validate_settings(baseline: &Baseline, d: usize) -> Result<(), RtfError> {
     let positive = |name: &'static str, v: f64| {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(BaselineError::InvalidParameter {
-                name,
-                value: v.to_string(),
-                expected: "a finite number > 0",
-            })
+            Err(invalid(name, v, "a finite number > 0"))
         }
     };
     match baseline {
@@ -443,36 +355,16 @@ fn validate_settings(baseline: &Baseline, d: usize) -> Result<(), BaselineError>
         }
         Baseline::RandomForest { trees, mtry } => {
             if *trees == 0 {
-                return Err(BaselineError::InvalidParameter {
-                    name: "trees",
-                    value: "0".into(),
-                    expected: "at least 1",
-                });
+                return Err(invalid("trees", 0, "at least 1"));
             }
             match mtry {
-                Some(m) if *m == 0 || (d > 0 && *m > d) => Err(BaselineError::InvalidParameter {
-                    name: "mtry",
-                    value: m.to_string(),
-                    expected: "between 1 and the number of columns",
-                }),
+                Some(m) if *m == 0 || (d > 0 && *m > d) => {
+                    Err(invalid("mtry", m, "between 1 and the number of columns"))
+                }
                 _ => Ok(()),
             }
         }
     }
-}
-
-fn check_finite(split: &'static str, x: ArrayView2<f64>) -> Result<(), BaselineError> {
-    for ((row, column), &value) in x.indexed_iter() {
-        if !value.is_finite() {
-            return Err(BaselineError::NonFiniteInput {
-                split,
-                row,
-                column,
-                value,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Index of the largest count, ties → the lowest index; `None` when empty.
@@ -486,7 +378,7 @@ fn argmax_lowest(counts: &[usize]) -> Option<usize> {
     best
 }
 
-fn dense(x: ArrayView2<f64>, rows: Option<&[usize]>) -> Result<DenseMatrix<f64>, BaselineError> {
+fn dense(x: ArrayView2<f64>, rows: Option<&[usize]>) -> Result<DenseMatrix<f64>, RtfError> {
     let (values, n) = match rows {
         None => (x.iter().copied().collect::<Vec<_>>(), x.nrows()),
         Some(rows) => (
@@ -494,20 +386,20 @@ fn dense(x: ArrayView2<f64>, rows: Option<&[usize]>) -> Result<DenseMatrix<f64>,
             rows.len(),
         ),
     };
-    DenseMatrix::new(n, x.ncols(), values, false).map_err(|e| BaselineError::Solver {
+    DenseMatrix::new(n, x.ncols(), values, false).map_err(|e| RtfError::Solver {
         method: "smartcore matrix",
         message: e.to_string(),
     })
 }
 
-/// Runs a smartcore call, turning both its errors and its panics into [`BaselineError::Solver`].
+/// Runs a smartcore call, turning both its errors and its panics into [`RtfError::Solver`].
 fn guarded<T>(
     method: &'static str,
     f: impl FnOnce() -> Result<T, smartcore::error::Failed>,
-) -> Result<T, BaselineError> {
+) -> Result<T, RtfError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(BaselineError::Solver {
+        Ok(Err(e)) => Err(RtfError::Solver {
             method,
             message: e.to_string(),
         }),
@@ -515,13 +407,13 @@ fn guarded<T>(
     }
 }
 
-fn solver_panic(method: &'static str, panic: Box<dyn std::any::Any + Send>) -> BaselineError {
+fn solver_panic(method: &'static str, panic: Box<dyn std::any::Any + Send>) -> RtfError {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default();
-    BaselineError::Solver {
+    RtfError::Solver {
         method,
         message: format!("panicked: {message}"),
     }
@@ -534,7 +426,7 @@ fn fit_logistic_checked(
     problem: &Problem,
     train: ArrayView2<f64>,
     c: f64,
-) -> Result<LogisticFit, BaselineError> {
+) -> Result<LogisticFit, RtfError> {
     let x = dense(train, None)?;
     let y = problem.compact.clone();
     let params = LogisticRegressionParameters::default().with_alpha(1.0 / c);
@@ -553,7 +445,7 @@ fn fit_logistic_checked(
         .chain(&intercepts)
         .any(|v| !v.is_finite())
     {
-        return Err(BaselineError::Solver {
+        return Err(RtfError::Solver {
             method: "logistic regression",
             message: "L-BFGS returned non-finite coefficients".into(),
         });
@@ -572,10 +464,10 @@ fn svm_one_vs_one(
     test: ArrayView2<f64>,
     c: f64,
     gamma: f64,
-) -> Result<Vec<usize>, BaselineError> {
+) -> Result<Vec<usize>, RtfError> {
     let k = problem.classes.len();
     let (n, d) = train.dim();
-    let to_solver = |e: ndarray_016::ShapeError| BaselineError::Solver {
+    let to_solver = |e: ndarray_016::ShapeError| RtfError::Solver {
         method: "SVM",
         message: e.to_string(),
     };
@@ -615,7 +507,7 @@ fn svm_one_vs_one(
                     .fit(&dataset)
             }))
             .map_err(|panic| solver_panic("SVM", panic))?
-            .map_err(|e| BaselineError::Solver {
+            .map_err(|e| RtfError::Solver {
                 method: "SVM",
                 message: e.to_string(),
             })?;
@@ -625,13 +517,13 @@ fn svm_one_vs_one(
                 .collect();
             Ok(decision)
         })
-        .collect::<Result<Vec<Vec<f64>>, BaselineError>>()?;
+        .collect::<Result<Vec<Vec<f64>>, RtfError>>()?;
 
     let mut votes = vec![0usize; test.nrows() * k];
     for (&(a, b), decision) in pairs.iter().zip(&decisions) {
         for (i, &f) in decision.iter().enumerate() {
             if !f.is_finite() {
-                return Err(BaselineError::Solver {
+                return Err(RtfError::Solver {
                     method: "SVM",
                     message: "non-finite decision value".into(),
                 });
@@ -653,7 +545,7 @@ fn random_forest(
     trees: usize,
     mtry: usize,
     seed: u64,
-) -> Result<Vec<usize>, BaselineError> {
+) -> Result<Vec<usize>, RtfError> {
     let k = problem.classes.len();
     let x = dense(train, None)?;
     let test_matrix = dense(test, None)?;
@@ -680,7 +572,7 @@ fn random_forest(
                     match usize::try_from(class).ok().filter(|&c| c < k) {
                         Some(c) => votes[i * k + c] += 1,
                         None => {
-                            return Err(BaselineError::Solver {
+                            return Err(RtfError::Solver {
                                 method: "random forest",
                                 message: format!("predicted an unknown class index {class}"),
                             })

@@ -49,7 +49,7 @@ pub struct Diameter {
 /// Exact diameter of the rows `items` of `x` (spec §3 `dist.max`), with the pruning described
 /// in the module docs. Errors: no items, an index out of range, non-finite values.
 pub fn subset_diameter(x: ArrayView2<f64>, items: &[usize]) -> Result<Diameter, RtfError> {
-    let (points, ids) = prepare(x, items)?;
+    let (points, ids) = Points::subset("the point subset", x, items)?;
     let (value, p, q) = diameter(&points, &ids, None, f64::INFINITY, &mut Scratch::default());
     Ok(Diameter {
         value,
@@ -60,31 +60,10 @@ pub fn subset_diameter(x: ArrayView2<f64>, items: &[usize]) -> Result<Diameter, 
 /// A ball enclosing the rows `items` of `x` by Ritter's algorithm (centre, radius): at most
 /// about 5 % larger than the smallest enclosing ball in practice, never smaller than it.
 pub fn bounding_sphere(x: ArrayView2<f64>, items: &[usize]) -> Result<(Vec<f64>, f64), RtfError> {
-    let (points, ids) = prepare(x, items)?;
+    let (points, ids) = Points::subset("the point subset", x, items)?;
     let mut centre = Vec::new();
     let radius = enclosing_ball(&points, &ids, &mut centre);
     Ok((centre, radius))
-}
-
-fn prepare(x: ArrayView2<f64>, items: &[usize]) -> Result<(Points, Vec<u32>), RtfError> {
-    if items.is_empty() || x.ncols() == 0 {
-        return Err(RtfError::EmptyInput {
-            what: "the point subset",
-            rows: items.len(),
-            columns: x.ncols(),
-        });
-    }
-    if let Some(&index) = items
-        .iter()
-        .find(|&&i| i >= x.nrows() || i > u32::MAX as usize)
-    {
-        return Err(RtfError::IndexOutOfRange {
-            index,
-            rows: x.nrows(),
-        });
-    }
-    let points = Points::stack(&[("points", x)])?;
-    Ok((points, items.iter().map(|&i| i as u32).collect()))
 }
 
 /// Reusable buffers of [`diameter`].

@@ -1,11 +1,13 @@
-//! The one error type of the RTP samplers, the SMC and the forests.
+//! The one error type of the crate: the RTP samplers, the SMC, the forests, the preprocessing
+//! and the baselines.
 
 use thiserror::Error;
 
-/// Invalid parameters or inputs of the random tessellation samplers and forests.
+/// Invalid parameters or inputs of the random tessellation samplers, forests, preprocessing and
+/// baselines, or a failure inside a solver crate.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum RtfError {
-    /// A hyperparameter outside its domain (see [`crate::ForestConfig::check`]).
+    /// A hyperparameter or setting outside its domain (see [`crate::ForestConfig::check`]).
     #[error("invalid {name} = {value}: expected {expected}")]
     InvalidParameter {
         name: &'static str,
@@ -15,12 +17,14 @@ pub enum RtfError {
     /// The prior weights ω cannot be normalised to a probability vector.
     #[error("invalid prior weights: {0}; give one finite weight >= 0 per dimension, not all 0")]
     InvalidWeights(String),
-    /// No rows, or rows without columns, where at least one of each is needed.
-    #[error("{what} has {rows} rows and {columns} columns; need at least one of each")]
+    /// No rows, or no columns where columns are needed.
+    #[error("{what} has {rows} rows and {columns} columns; need {needed}")]
     EmptyInput {
         what: &'static str,
         rows: usize,
         columns: usize,
+        /// What is needed, e.g. "at least one row and one column".
+        needed: &'static str,
     },
     /// Two lengths (columns of the data vs the prior's dimension, labels vs rows, ...) differ.
     #[error("{what}: expected {expected}, got {got}")]
@@ -29,7 +33,7 @@ pub enum RtfError {
         expected: usize,
         got: usize,
     },
-    /// The data contain NaN or infinite values.
+    /// The data contain NaN or infinite values (`what`: "training", "test", "points").
     #[error("{what} row {row}, column {column} is not finite ({value}); impute or drop it first")]
     NonFiniteInput {
         what: &'static str,
@@ -61,6 +65,29 @@ pub enum RtfError {
     /// A geometric draw that would exceed the cell limit (the budget is too large).
     #[error("the draw exceeds {limit} cells; lower the budget")]
     TooManyCells { limit: usize },
+    /// A fit that needs two classes got fewer ([`crate::baselines::logistic_fit`];
+    /// [`crate::baselines::fit_predict`] predicts the single class instead).
+    #[error("{present} class(es) present in the training labels; this fit needs at least 2")]
+    TooFewClasses { present: usize },
+    /// [`crate::WeightRule::ExplainedVariance`] without `pca`.
+    #[error("weights from explained variance need PCA (set `pca`)")]
+    ExplainedVarianceWithoutPca,
+    /// PCA needs at least two training rows.
+    #[error("PCA needs at least 2 training rows, got {rows}")]
+    PcaTooFewRows { rows: usize },
+    /// The (selected) training data are constant: no principal component exists.
+    #[error("the training data are constant after selection: PCA has no component")]
+    PcaNoVariance,
+    /// A value of the preprocessing overflowed (inputs near `f64::MAX` squared by PCA); nothing
+    /// non-finite is returned.
+    #[error("preprocessing overflowed: the output would contain non-finite values")]
+    NonFiniteOutput,
+    /// smartcore, linfa-svm or LAPACK returned an error or panicked.
+    #[error("{method} solver failed: {message}")]
+    Solver {
+        method: &'static str,
+        message: String,
+    },
 }
 
 pub(crate) fn invalid(

@@ -32,6 +32,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::cell::{Cell, Context};
 use crate::diameter::Scratch;
+use crate::input::{check_columns, check_labelled, Columns};
 pub use crate::likelihood::AlphaForm;
 use crate::likelihood::{dirichlet_alpha, CellLikelihood};
 use crate::points::Points;
@@ -247,54 +248,18 @@ fn prepare<'a>(
     config: &ForestConfig,
 ) -> Result<Prepared<'a>, RtfError> {
     config.check()?;
-    if train.nrows() == 0 || train.ncols() == 0 {
-        return Err(RtfError::EmptyInput {
-            what: "the training matrix",
-            rows: train.nrows(),
-            columns: train.ncols(),
-        });
-    }
-    if prior.dim() != train.ncols() {
-        return Err(RtfError::ShapeMismatch {
-            what: "the prior's dimension vs the training columns",
-            expected: train.ncols(),
-            got: prior.dim(),
-        });
-    }
-    if test.ncols() != train.ncols() {
-        return Err(RtfError::ShapeMismatch {
-            what: "test columns vs training columns",
-            expected: train.ncols(),
-            got: test.ncols(),
-        });
-    }
-    if labels.len() != train.nrows() {
-        return Err(RtfError::ShapeMismatch {
-            what: "labels vs training rows",
-            expected: train.nrows(),
-            got: labels.len(),
-        });
-    }
-    if n_classes == 0 {
-        return Err(crate::error::invalid("n_classes", 0, "at least 1 class"));
-    }
+    check_labelled(train, labels, n_classes, Some(test), Columns::AtLeastOne)?;
+    check_columns(
+        "columns of the training split (as many as the prior's dimension)",
+        prior.dim(),
+        train,
+    )?;
     if train.nrows() + test.nrows() > u32::MAX as usize {
         return Err(crate::error::invalid(
             "number of rows",
             train.nrows() + test.nrows(),
             "at most 2^32 - 1 rows in train and test together",
         ));
-    }
-    if let Some((row, &label)) = labels
-        .iter()
-        .enumerate()
-        .find(|(_, &l)| l as usize >= n_classes)
-    {
-        return Err(RtfError::LabelOutOfRange {
-            row,
-            label,
-            n_classes,
-        });
     }
     let points = Points::stack(&[("training", train), ("test", test)])?;
     let mut class_counts = vec![0u32; n_classes];
@@ -376,9 +341,10 @@ pub fn fit_tree<R: Rng + ?Sized>(
 /// Labels are `0..n_classes`. Seeded: tree t draws from its own ChaCha stream derived from
 /// (`seed`, t), so results do not depend on threads; trees run sequentially.
 ///
-/// Errors: an impossible config ([`ForestConfig::check`]); an empty training matrix; column
-/// counts that differ between train, test and the prior; `labels.len()` ≠ training rows; a label
-/// `>= n_classes`; non-finite values; a degenerate code-form α.
+/// Errors: an impossible config ([`ForestConfig::check`]); the checks of every labelled fit
+/// (`n_classes` = 0, a training matrix without rows or columns, `labels.len()` ≠ training rows,
+/// a label `>= n_classes`, test columns ≠ training columns, non-finite values); training columns
+/// ≠ the prior's dimension; a degenerate code-form α.
 pub fn classify(
     train: ArrayView2<f64>,
     labels: &[u32],

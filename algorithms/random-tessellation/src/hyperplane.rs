@@ -23,6 +23,7 @@ use ndarray::ArrayView2;
 use rand::Rng;
 
 use crate::error::{invalid, RtfError};
+use crate::input::check_columns;
 use crate::points::{dot, Points};
 use crate::prior::{Direction, Hyperplane, Prior, PriorKind};
 
@@ -39,7 +40,7 @@ pub struct HyperplaneSample {
 /// training items) with diameter `dist_max` (tess19 passes the diameter over all the cell's
 /// items; [`crate::subset_diameter`] computes it).
 ///
-/// Errors: no items, an index out of range, columns ≠ the prior's dimension, `dist_max` not
+/// Errors: columns ≠ the prior's dimension, no items, an index out of range, `dist_max` not
 /// finite and >= 0, `max_rejections == 0`, non-finite data.
 pub fn sample_cell_hyperplane<R: Rng + ?Sized>(
     x: ArrayView2<f64>,
@@ -49,7 +50,12 @@ pub fn sample_cell_hyperplane<R: Rng + ?Sized>(
     max_rejections: usize,
     rng: &mut R,
 ) -> Result<HyperplaneSample, RtfError> {
-    let (points, ids) = prepare(x, items, prior)?;
+    check_columns(
+        "columns of the points vs the prior's dimension",
+        prior.dim(),
+        x,
+    )?;
+    let (points, ids) = Points::subset("the cell", x, items)?;
     if !(dist_max.is_finite() && dist_max >= 0.0) {
         return Err(invalid("dist_max", dist_max, "a finite number >= 0"));
     }
@@ -98,38 +104,6 @@ pub fn sample_ball_hyperplane<R: Rng + ?Sized>(
     draw.sample(prior, rng);
     let offset = draw.project_point(prior, centre) + (2.0 * rng.random::<f64>() - 1.0) * radius;
     Ok(draw.hyperplane(prior, offset))
-}
-
-fn prepare(
-    x: ArrayView2<f64>,
-    items: &[usize],
-    prior: &Prior,
-) -> Result<(Points, Vec<u32>), RtfError> {
-    if items.is_empty() {
-        return Err(RtfError::EmptyInput {
-            what: "the cell",
-            rows: 0,
-            columns: x.ncols(),
-        });
-    }
-    if x.ncols() != prior.dim() {
-        return Err(RtfError::ShapeMismatch {
-            what: "columns of the points vs the prior's dimension",
-            expected: prior.dim(),
-            got: x.ncols(),
-        });
-    }
-    if let Some(&index) = items
-        .iter()
-        .find(|&&i| i >= x.nrows() || i > u32::MAX as usize)
-    {
-        return Err(RtfError::IndexOutOfRange {
-            index,
-            rows: x.nrows(),
-        });
-    }
-    let points = Points::stack(&[("points", x)])?;
-    Ok((points, items.iter().map(|&i| i as u32).collect()))
 }
 
 /// The direction of the current proposal, without an allocation per draw.

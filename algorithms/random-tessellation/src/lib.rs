@@ -7,17 +7,22 @@
 //!   PCA, min-max scaling, prior weights from explained variance);
 //! * [`baselines`]: the paper's comparison methods (mode label, L2 logistic regression, RBF
 //!   SVM, random forest).
+//!
+//! Every fallible function returns [`RtfError`]; the forests, the preprocessing and the
+//! baselines check the inputs of a labelled fit (train, labels, `n_classes`, test) with the
+//! same checks, in the same order.
 
 pub mod baselines;
 pub mod preprocess;
-pub use baselines::{Baseline, BaselineError};
-pub use preprocess::{prepare, Prepared, PreprocessError, Preprocessing, Scaling, WeightRule};
+pub use baselines::Baseline;
+pub use preprocess::{prepare, Prepared, Preprocessing, Scaling, WeightRule};
 
 mod cell;
 pub mod diameter;
 mod error;
 pub mod forest;
 pub mod hyperplane;
+mod input;
 pub mod likelihood;
 pub mod planar;
 mod points;

@@ -47,6 +47,7 @@ pub fn dirichlet_alpha(
             what: "the training class counts",
             rows: 0,
             columns: class_counts.len(),
+            needed: "a class with at least one training row",
         });
     };
     class_counts
@@ -81,12 +82,7 @@ pub fn log_likelihood<'a>(
 ) -> Result<f64, RtfError> {
     check_alpha(alpha)?;
     let total_alpha: f64 = alpha.iter().sum();
-    let prior_term = alpha
-        .iter()
-        .filter(|&&a| a > 0.0)
-        .map(|&a| lgamma(a))
-        .sum::<f64>()
-        - lgamma(total_alpha);
+    let prior_term = prior_term(alpha, total_alpha);
     let mut log_l = 0.0;
     for counts in cells {
         if counts.len() != alpha.len() {
@@ -108,6 +104,17 @@ pub fn log_likelihood<'a>(
         log_l -= lgamma(total_alpha + n as f64) + prior_term;
     }
     Ok(log_l)
+}
+
+/// `Σ_k lgamma(α_k) − lgamma(A)` over the α_k > 0, `total_alpha` = A = Σ α: the normaliser
+/// subtracted from every cell's term.
+fn prior_term(alpha: &[f64], total_alpha: f64) -> f64 {
+    alpha
+        .iter()
+        .filter(|&&a| a > 0.0)
+        .map(|&a| lgamma(a))
+        .sum::<f64>()
+        - lgamma(total_alpha)
 }
 
 fn check_alpha(alpha: &[f64]) -> Result<(), RtfError> {
@@ -161,12 +168,7 @@ impl CellLikelihood {
         let by_size = (0..=total)
             .map(|n| lgamma(total_alpha + n as f64))
             .collect();
-        let prior_term = alpha
-            .iter()
-            .filter(|&&a| a > 0.0)
-            .map(|&a| lgamma(a))
-            .sum::<f64>()
-            - lgamma(total_alpha);
+        let prior_term = prior_term(alpha, total_alpha);
         Ok(Self {
             by_class,
             by_size,

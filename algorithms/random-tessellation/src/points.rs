@@ -4,6 +4,7 @@
 use ndarray::ArrayView2;
 
 use crate::error::RtfError;
+use crate::input::{check_columns, check_finite};
 
 /// The rows of one or two matrices stacked in one contiguous row-major buffer, so that a row is
 /// a slice whatever the layout of the caller's arrays.
@@ -20,28 +21,42 @@ impl Points {
         let rows: usize = blocks.iter().map(|(_, b)| b.nrows()).sum();
         let mut data = Vec::with_capacity(rows * dim);
         for (what, block) in blocks {
-            if block.ncols() != dim {
-                return Err(RtfError::ShapeMismatch {
-                    what: "columns of the test rows vs the training rows",
-                    expected: dim,
-                    got: block.ncols(),
-                });
-            }
-            for (row, values) in block.rows().into_iter().enumerate() {
-                for (column, &value) in values.iter().enumerate() {
-                    if !value.is_finite() {
-                        return Err(RtfError::NonFiniteInput {
-                            what,
-                            row,
-                            column,
-                            value,
-                        });
-                    }
-                    data.push(value);
-                }
+            check_columns("columns of the test rows vs the training rows", dim, *block)?;
+            check_finite(what, *block)?;
+            for values in block.rows() {
+                data.extend(values.iter());
             }
         }
         Ok(Self { data, dim })
+    }
+
+    /// The rows of `x` and the indices `items` into them (as `u32`), for the geometry of a
+    /// point subset called `what`. Errors: no items or no columns, an index out of range,
+    /// non-finite values.
+    pub(crate) fn subset(
+        what: &'static str,
+        x: ArrayView2<f64>,
+        items: &[usize],
+    ) -> Result<(Self, Vec<u32>), RtfError> {
+        if items.is_empty() || x.ncols() == 0 {
+            return Err(RtfError::EmptyInput {
+                what,
+                rows: items.len(),
+                columns: x.ncols(),
+                needed: "at least one item and one column",
+            });
+        }
+        if let Some(&index) = items
+            .iter()
+            .find(|&&i| i >= x.nrows() || i > u32::MAX as usize)
+        {
+            return Err(RtfError::IndexOutOfRange {
+                index,
+                rows: x.nrows(),
+            });
+        }
+        let points = Self::stack(&[("points", x)])?;
+        Ok((points, items.iter().map(|&i| i as u32).collect()))
     }
 
     #[inline]
@@ -56,51 +71,42 @@ impl Points {
     }
 }
 
-/// `⟨a, b⟩` with four independent accumulators (so the compiler can keep them in vector lanes).
-#[inline]
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+/// `Σ_i term(a_i, b_i)` over the common length, with four independent accumulators (so the
+/// compiler can keep them in vector lanes): lanes `i mod 4` of the chunks of four, summed as
+/// `(acc₀ + acc₁) + (acc₂ + acc₃)`, plus the remainder summed in order.
+#[inline(always)]
+fn four_lane_sum(a: &[f64], b: &[f64], term: impl Fn(f64, f64) -> f64) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0.0f64; 4];
     let mut ca = a.chunks_exact(4);
     let mut cb = b.chunks_exact(4);
     for (x, y) in (&mut ca).zip(&mut cb) {
-        acc[0] += x[0] * y[0];
-        acc[1] += x[1] * y[1];
-        acc[2] += x[2] * y[2];
-        acc[3] += x[3] * y[3];
+        acc[0] += term(x[0], y[0]);
+        acc[1] += term(x[1], y[1]);
+        acc[2] += term(x[2], y[2]);
+        acc[3] += term(x[3], y[3]);
     }
     let mut tail = 0.0;
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail += x * y;
+    for (&x, &y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += term(x, y);
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// `‖a − b‖²` with four independent accumulators.
+/// `⟨a, b⟩`.
+#[inline]
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    four_lane_sum(a, b, |x, y| x * y)
+}
+
+/// `‖a − b‖²`.
 #[inline]
 pub(crate) fn squared_distance(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f64; 4];
-    let mut ca = a.chunks_exact(4);
-    let mut cb = b.chunks_exact(4);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        let d0 = x[0] - y[0];
-        let d1 = x[1] - y[1];
-        let d2 = x[2] - y[2];
-        let d3 = x[3] - y[3];
-        acc[0] += d0 * d0;
-        acc[1] += d1 * d1;
-        acc[2] += d2 * d2;
-        acc[3] += d3 * d3;
-    }
-    let mut tail = 0.0;
-    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+    four_lane_sum(a, b, |x, y| {
         let d = x - y;
-        tail += d * d;
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+        d * d
+    })
 }
 
 #[cfg(test)]

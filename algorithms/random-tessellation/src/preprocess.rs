@@ -37,7 +37,9 @@ use std::collections::BTreeMap;
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use ndarray_linalg::{JobSvd, SVDDC};
-use thiserror::Error;
+
+use crate::error::{invalid, RtfError};
+use crate::input::{check_labelled, Columns};
 
 /// The preprocessing steps; `Default` is min-max scaling with training statistics only.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -95,64 +97,6 @@ pub struct Prepared {
     pub selected: Vec<usize>,
 }
 
-/// Invalid inputs or settings of [`prepare`].
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum PreprocessError {
-    /// The training split has no rows.
-    #[error("the training split has no rows")]
-    EmptyTrain,
-    /// The data have no columns.
-    #[error("the data have no columns")]
-    NoColumns,
-    /// `n_classes` must be at least 1.
-    #[error("n_classes must be at least 1")]
-    NoClasses,
-    /// One label per training row is needed.
-    #[error("{labels} labels for {rows} training rows")]
-    LabelCountMismatch { rows: usize, labels: usize },
-    /// Labels must lie in `0..n_classes`.
-    #[error("label {label} of training row {row} is not below n_classes = {n_classes}")]
-    LabelOutOfRange {
-        row: usize,
-        label: u32,
-        n_classes: usize,
-    },
-    /// Train and test must have the same columns.
-    #[error("the test split has {test} columns, the training split {train}")]
-    DimensionMismatch { train: usize, test: usize },
-    /// The data contain NaN or infinite values.
-    #[error("{split} row {row}, column {column} is not finite ({value})")]
-    NonFiniteInput {
-        split: &'static str,
-        row: usize,
-        column: usize,
-        value: f64,
-    },
-    /// A setting is out of range.
-    #[error("invalid {name} = {value}: expected {expected}")]
-    InvalidParameter {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
-    /// [`WeightRule::ExplainedVariance`] without `pca`.
-    #[error("weights from explained variance need PCA (set `pca`)")]
-    ExplainedVarianceWithoutPca,
-    /// PCA needs at least two training rows.
-    #[error("PCA needs at least 2 training rows, got {rows}")]
-    PcaTooFewRows { rows: usize },
-    /// The (selected) training data are constant: no principal component exists.
-    #[error("the training data are constant after selection: PCA has no component")]
-    PcaNoVariance,
-    /// LAPACK failed.
-    #[error("SVD failed: {0}")]
-    Linalg(String),
-    /// A value overflowed (inputs near `f64::MAX` squared by PCA); nothing non-finite is
-    /// returned.
-    #[error("preprocessing overflowed: the output would contain non-finite values")]
-    NonFiniteOutput,
-}
-
 /// Prepares `(train, test)` as set by `pre` (statistics from the training split; see the
 /// module docs) and computes the prior weights by `weights`. `labels` (in `0..n_classes`, one
 /// per training row) are used by [`WeightRule::AnovaF`] and validated always.
@@ -163,19 +107,15 @@ pub fn prepare(
     test: ArrayView2<f64>,
     pre: &Preprocessing,
     weights: WeightRule,
-) -> Result<Prepared, PreprocessError> {
-    validate(train, labels, n_classes, test)?;
+) -> Result<Prepared, RtfError> {
+    check_labelled(train, labels, n_classes, Some(test), Columns::AtLeastOne)?;
     for (name, k) in [("top_variance", pre.top_variance), ("pca", pre.pca)] {
         if k == Some(0) {
-            return Err(PreprocessError::InvalidParameter {
-                name,
-                value: "0".into(),
-                expected: "at least 1",
-            });
+            return Err(invalid(name, 0, "at least 1"));
         }
     }
     if weights == WeightRule::ExplainedVariance && pre.pca.is_none() {
-        return Err(PreprocessError::ExplainedVarianceWithoutPca);
+        return Err(RtfError::ExplainedVarianceWithoutPca);
     }
 
     // 1. Top-variance selection.
@@ -233,7 +173,7 @@ pub fn prepare(
         && weights.iter().all(finite)
         && explained.iter().all(finite))
     {
-        return Err(PreprocessError::NonFiniteOutput);
+        return Err(RtfError::NonFiniteOutput);
     }
     Ok(Prepared {
         train: x_train,
@@ -261,12 +201,8 @@ pub fn top_variance_columns(x: ArrayView2<f64>, k: usize) -> Vec<usize> {
 /// and N the rows. Rules for the degenerate cases (no NaN): a constant column has F = 0; a
 /// column with zero within-class variance (SSW ≤ 1e-12·SST) and classes apart has F = +∞; if
 /// F is undefined for the design (K < 2, or N − K < 1), every F is 0.
-pub fn anova_f(
-    x: ArrayView2<f64>,
-    labels: &[u32],
-    n_classes: usize,
-) -> Result<Vec<f64>, PreprocessError> {
-    validate(x, labels, n_classes, x.slice(ndarray::s![0..0, ..]))?;
+pub fn anova_f(x: ArrayView2<f64>, labels: &[u32], n_classes: usize) -> Result<Vec<f64>, RtfError> {
+    check_labelled(x, labels, n_classes, None, Columns::AtLeastOne)?;
     let n = x.nrows();
     // Groups: the labels present, in a map so that a huge `n_classes` costs nothing.
     let mut group_of = BTreeMap::<u32, usize>::new();
@@ -337,29 +273,32 @@ struct Pca {
 }
 
 impl Pca {
-    fn fit(x: ArrayView2<f64>, k: usize) -> Result<Self, PreprocessError> {
+    fn fit(x: ArrayView2<f64>, k: usize) -> Result<Self, RtfError> {
         let (n, p) = x.dim();
         if n < 2 {
-            return Err(PreprocessError::PcaTooFewRows { rows: n });
+            return Err(RtfError::PcaTooFewRows { rows: n });
         }
-        let mean = x.mean_axis(Axis(0)).ok_or(PreprocessError::EmptyTrain)?;
+        // n >= 2, so the mean exists.
+        let mean = x
+            .mean_axis(Axis(0))
+            .ok_or(RtfError::PcaTooFewRows { rows: n })?;
         let centred = &x - &mean;
         // Inputs near f64::MAX can overflow the mean; LAPACK must not see inf or NaN.
         if !centred.iter().all(|v| v.is_finite()) {
-            return Err(PreprocessError::NonFiniteOutput);
+            return Err(RtfError::NonFiniteOutput);
         }
         let (_, s, vt) = centred
             .svddc(JobSvd::Some)
-            .map_err(|e| PreprocessError::Linalg(e.to_string()))?;
-        let vt = vt.ok_or_else(|| PreprocessError::Linalg("no right singular vectors".into()))?;
+            .map_err(|e| svd_failed(e.to_string()))?;
+        let vt = vt.ok_or_else(|| svd_failed("no right singular vectors".into()))?;
         if !(s.iter().all(|v| v.is_finite()) && vt.iter().all(|v| v.is_finite())) {
-            return Err(PreprocessError::NonFiniteOutput);
+            return Err(RtfError::NonFiniteOutput);
         }
         let s_max = s.iter().copied().fold(0.0, f64::max);
         let tol = s_max * n.max(p) as f64 * f64::EPSILON;
         let rank = s.iter().filter(|&&v| v > tol).count();
         if rank == 0 {
-            return Err(PreprocessError::PcaNoVariance);
+            return Err(RtfError::PcaNoVariance);
         }
         let keep = k.min(n - 1).min(p).min(rank);
         let total: f64 = s.iter().map(|v| v * v).sum();
@@ -394,55 +333,11 @@ impl Pca {
     }
 }
 
-fn validate(
-    train: ArrayView2<f64>,
-    labels: &[u32],
-    n_classes: usize,
-    test: ArrayView2<f64>,
-) -> Result<(), PreprocessError> {
-    if n_classes == 0 {
-        return Err(PreprocessError::NoClasses);
+fn svd_failed(message: String) -> RtfError {
+    RtfError::Solver {
+        method: "PCA's SVD (LAPACK gesdd)",
+        message,
     }
-    if train.nrows() == 0 {
-        return Err(PreprocessError::EmptyTrain);
-    }
-    if train.ncols() == 0 {
-        return Err(PreprocessError::NoColumns);
-    }
-    if labels.len() != train.nrows() {
-        return Err(PreprocessError::LabelCountMismatch {
-            rows: train.nrows(),
-            labels: labels.len(),
-        });
-    }
-    if let Some((row, &label)) = labels
-        .iter()
-        .enumerate()
-        .find(|(_, &l)| l as usize >= n_classes)
-    {
-        return Err(PreprocessError::LabelOutOfRange {
-            row,
-            label,
-            n_classes,
-        });
-    }
-    if test.ncols() != train.ncols() {
-        return Err(PreprocessError::DimensionMismatch {
-            train: train.ncols(),
-            test: test.ncols(),
-        });
-    }
-    for (split, x) in [("train", train), ("test", test)] {
-        if let Some(((row, column), &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(PreprocessError::NonFiniteInput {
-                split,
-                row,
-                column,
-                value,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Per-column variances (divisor n; only their order is used).

@@ -292,15 +292,19 @@ fn cuttable_rate(cells: &[Arc<Cell>]) -> f64 {
     cells.iter().filter(|c| c.cuttable).map(|c| c.rate).sum()
 }
 
-/// Replaces cell `a` of `p` by its children and updates the log-likelihood.
+/// Cuts cell `a` of `p` (`parent`) by the hyperplane of the current direction `ws.draw` at
+/// `offset` (`ws.projections` hold the parent's projections on it): replaces the cell by its
+/// children and updates the log-likelihood.
 fn apply_cut(
+    ctx: &Context,
     p: &mut Particle,
     a: usize,
     parent: &Cell,
-    left: Cell,
-    right: Cell,
+    offset: f64,
     ws: &mut Workspace,
 ) {
+    let hyperplane = ws.draw.hyperplane(ctx.prior, offset);
+    let (left, right) = ctx.split(parent, hyperplane, &ws.projections, &mut ws.diameter);
     p.log_l += left.log_term + right.log_term - parent.log_term;
     p.cells[a] = Arc::new(left);
     p.cells.push(Arc::new(right));
@@ -344,9 +348,7 @@ fn step_tess19<R: Rng + ?Sized>(
         ws.proposals += proposals as u64;
         ws.rejections += (proposals - usize::from(offset.is_some())) as u64;
         if let Some(offset) = offset {
-            let hyperplane = ws.draw.hyperplane(ctx.prior, offset);
-            let (left, right) = ctx.split(&cell, hyperplane, &ws.projections, &mut ws.diameter);
-            apply_cut(p, a, &cell, left, right, ws);
+            apply_cut(ctx, p, a, &cell, offset, ws);
             if settings.budget.is_finite() {
                 let all: f64 = p.cells.iter().map(|c| c.rate).sum();
                 p.tau += exp_time(rng, all);
@@ -395,9 +397,7 @@ fn step_thinning<R: Rng + ?Sized>(
             &mut ws.projections,
         );
         if let Some(offset) = hit {
-            let hyperplane = ws.draw.hyperplane(ctx.prior, offset);
-            let (left, right) = ctx.split(&cell, hyperplane, &ws.projections, &mut ws.diameter);
-            apply_cut(p, a, &cell, left, right, ws);
+            apply_cut(ctx, p, a, &cell, offset, ws);
             return true;
         }
         ws.rejections += 1;

@@ -7,9 +7,11 @@ use ndarray_linalg::Solve;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use random_tessellation::baselines::{
-    fit_predict, logistic_fit, mode_label, Baseline, BaselineError,
-};
+use random_tessellation::baselines::{fit_predict, logistic_fit, mode_label, Baseline};
+use random_tessellation::RtfError;
+
+mod common;
+use common::{assert_non_finite, assert_shape_mismatch};
 
 fn gaussian(rng: &mut ChaCha8Rng, n: usize, d: usize) -> Array2<f64> {
     Array2::from_shape_fn((n, d), |_| rng.sample(StandardNormal))
@@ -473,49 +475,39 @@ fn invalid_inputs_are_errors() {
             |x: ndarray::ArrayView2<f64>, y: &[u32], k: usize, t: ndarray::ArrayView2<f64>| {
                 fit_predict(&b, x, y, k, t, 0)
             };
-        assert_eq!(
-            call(x.view(), &y[..2], 2, t.view()),
-            Err(BaselineError::LabelCountMismatch { rows: 3, labels: 2 })
-        );
+        assert_shape_mismatch(call(x.view(), &y[..2], 2, t.view()), 3, 2);
         assert_eq!(
             call(x.view(), &[0, 2, 1], 2, t.view()),
-            Err(BaselineError::LabelOutOfRange {
+            Err(RtfError::LabelOutOfRange {
                 row: 1,
                 label: 2,
                 n_classes: 2
             })
         );
-        assert_eq!(
-            call(x.view(), &y, 0, t.view()),
-            Err(BaselineError::NoClasses)
-        );
-        let empty = Array2::<f64>::zeros((0, 2));
-        assert_eq!(
-            call(empty.view(), &[], 2, t.view()),
-            Err(BaselineError::EmptyTrain)
-        );
-        let wide = Array2::<f64>::zeros((1, 3));
-        assert_eq!(
-            call(x.view(), &y, 2, wide.view()),
-            Err(BaselineError::DimensionMismatch { train: 2, test: 3 })
-        );
-        let mut bad = x.clone();
-        bad[[2, 1]] = f64::NAN;
         assert!(matches!(
-            call(bad.view(), &y, 2, t.view()),
-            Err(BaselineError::NonFiniteInput {
-                split: "train",
-                row: 2,
-                column: 1,
+            call(x.view(), &y, 0, t.view()),
+            Err(RtfError::InvalidParameter {
+                name: "n_classes",
                 ..
             })
         ));
+        let empty = Array2::<f64>::zeros((0, 2));
+        assert!(matches!(
+            call(empty.view(), &[], 2, t.view()),
+            Err(RtfError::EmptyInput {
+                rows: 0,
+                columns: 2,
+                ..
+            })
+        ));
+        let wide = Array2::<f64>::zeros((1, 3));
+        assert_shape_mismatch(call(x.view(), &y, 2, wide.view()), 2, 3);
+        let mut bad = x.clone();
+        bad[[2, 1]] = f64::NAN;
+        assert_non_finite(call(bad.view(), &y, 2, t.view()), "training", 2, 1);
         let mut bad_t = t.clone();
         bad_t[[0, 0]] = f64::INFINITY;
-        assert!(matches!(
-            call(x.view(), &y, 2, bad_t.view()),
-            Err(BaselineError::NonFiniteInput { split: "test", .. })
-        ));
+        assert_non_finite(call(x.view(), &y, 2, bad_t.view()), "test", 0, 0);
     }
     let settings = [
         Baseline::Logistic { c: 0.0 },
@@ -549,20 +541,25 @@ fn invalid_inputs_are_errors() {
         assert!(
             matches!(
                 fit_predict(&b, x.view(), &y, 2, t.view(), 0),
-                Err(BaselineError::InvalidParameter { .. })
+                Err(RtfError::InvalidParameter { .. })
             ),
             "{b:?}"
         );
     }
     assert_eq!(
         logistic_fit(x.view(), &[1, 1, 1], 2, 1.0),
-        Err(BaselineError::TooFewClasses { present: 1 })
+        Err(RtfError::TooFewClasses { present: 1 })
     );
-    let fit = logistic_fit(x.view(), &y, 2, 1.0).unwrap();
     assert!(matches!(
-        fit.predict(Array2::<f64>::zeros((1, 5)).view()),
-        Err(BaselineError::DimensionMismatch { train: 2, test: 5 })
+        logistic_fit(Array2::<f64>::zeros((3, 0)).view(), &y, 2, 1.0),
+        Err(RtfError::EmptyInput {
+            rows: 3,
+            columns: 0,
+            ..
+        })
     ));
+    let fit = logistic_fit(x.view(), &y, 2, 1.0).unwrap();
+    assert_shape_mismatch(fit.predict(Array2::<f64>::zeros((1, 5)).view()), 2, 5);
 }
 
 #[test]

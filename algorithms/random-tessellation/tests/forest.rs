@@ -5,7 +5,7 @@ mod common;
 
 use std::ops::ControlFlow;
 
-use common::{blobs, rng, uniform};
+use common::{assert_non_finite, assert_shape_mismatch, blobs, rng, uniform};
 use ndarray::{s, Array2};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -455,10 +455,7 @@ fn bad_configs_and_inputs_are_errors() {
         classify(x.view(), labels, k, test.view(), prior, &cfg, 0)
     };
     assert!(run(&x, &labels, 2, &test, &prior).is_ok());
-    assert!(matches!(
-        run(&x, &labels[..5], 2, &test, &prior),
-        Err(RtfError::ShapeMismatch { .. })
-    ));
+    assert_shape_mismatch(run(&x, &labels[..5], 2, &test, &prior), 6, 5);
     assert!(matches!(
         run(&x, &[0, 1, 2, 0, 1, 0], 2, &test, &prior),
         Err(RtfError::LabelOutOfRange {
@@ -467,43 +464,41 @@ fn bad_configs_and_inputs_are_errors() {
             ..
         })
     ));
-    assert!(run(&x, &labels, 0, &test, &prior).is_err());
+    assert!(matches!(
+        run(&x, &labels, 0, &test, &prior),
+        Err(RtfError::InvalidParameter {
+            name: "n_classes",
+            ..
+        })
+    ));
     let mut nan = x.clone();
     nan[[4, 1]] = f64::NAN;
-    assert!(matches!(
-        run(&nan, &labels, 2, &test, &prior),
-        Err(RtfError::NonFiniteInput {
-            what: "training",
-            row: 4,
-            column: 1,
-            ..
-        })
-    ));
+    assert_non_finite(run(&nan, &labels, 2, &test, &prior), "training", 4, 1);
     let mut inf_test = test.clone();
     inf_test[[1, 0]] = f64::INFINITY;
-    assert!(matches!(
-        run(&x, &labels, 2, &inf_test, &prior),
-        Err(RtfError::NonFiniteInput {
-            what: "test",
-            row: 1,
-            ..
-        })
-    ));
+    assert_non_finite(run(&x, &labels, 2, &inf_test, &prior), "test", 1, 0);
     let empty = Array2::<f64>::zeros((0, 2));
     assert!(matches!(
         run(&empty, &[], 2, &test, &prior),
-        Err(RtfError::EmptyInput { .. })
+        Err(RtfError::EmptyInput {
+            rows: 0,
+            columns: 2,
+            ..
+        })
+    ));
+    let no_cols = Array2::<f64>::zeros((6, 0));
+    assert!(matches!(
+        run(&no_cols, &labels, 2, &no_cols, &prior),
+        Err(RtfError::EmptyInput {
+            rows: 6,
+            columns: 0,
+            ..
+        })
     ));
     let wide_test = Array2::from_elem((2, 3), 0.5);
-    assert!(matches!(
-        run(&x, &labels, 2, &wide_test, &prior),
-        Err(RtfError::ShapeMismatch { .. })
-    ));
+    assert_shape_mismatch(run(&x, &labels, 2, &wide_test, &prior), 2, 3);
     let prior3 = Prior::new(PriorKind::Uniform, 3, None).unwrap();
-    assert!(matches!(
-        run(&x, &labels, 2, &test, &prior3),
-        Err(RtfError::ShapeMismatch { .. })
-    ));
+    assert_shape_mismatch(run(&x, &labels, 2, &test, &prior3), 3, 2);
     // One training class: the root is paused, no cut, every prediction is that class.
     let out = run(&x, &[1; 6], 3, &test, &prior).unwrap();
     assert_eq!((out.predictions, out.stats.cuts), (vec![1, 1], 0));

@@ -8,9 +8,12 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use random_tessellation::preprocess::{
-    anova_f, prepare, top_variance_columns, Prepared, PreprocessError, Preprocessing, Scaling,
-    WeightRule,
+    anova_f, prepare, top_variance_columns, Prepared, Preprocessing, Scaling, WeightRule,
 };
+use random_tessellation::RtfError;
+
+mod common;
+use common::{assert_non_finite, assert_shape_mismatch};
 
 /// n × p data with decaying column scales and correlations (a random mixing of latent
 /// factors), so the principal components are well separated.
@@ -465,19 +468,18 @@ fn invalid_inputs_are_errors() {
         };
     let mut bad = x.clone();
     bad[[1, 1]] = f64::NAN;
-    assert!(matches!(
+    assert_non_finite(
         call(bad.view(), &y, x.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::NonFiniteInput {
-            split: "train",
-            row: 1,
-            column: 1,
-            ..
-        })
-    ));
-    assert!(matches!(
+        "training",
+        1,
+        1,
+    );
+    assert_non_finite(
         call(x.view(), &y, bad.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::NonFiniteInput { split: "test", .. })
-    ));
+        "test",
+        1,
+        1,
+    );
     for p in [
         Preprocessing {
             pca: Some(0),
@@ -490,41 +492,50 @@ fn invalid_inputs_are_errors() {
     ] {
         assert!(matches!(
             call(x.view(), &y, x.view(), &p, WeightRule::Uniform),
-            Err(PreprocessError::InvalidParameter { .. })
+            Err(RtfError::InvalidParameter { .. })
         ));
     }
     let wide = Array2::<f64>::zeros((2, 3));
-    assert_eq!(
+    assert_shape_mismatch(
         call(x.view(), &y, wide.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::DimensionMismatch { train: 2, test: 3 })
+        2,
+        3,
     );
     assert_eq!(
         call(x.view(), &y, x.view(), &pre, WeightRule::ExplainedVariance),
-        Err(PreprocessError::ExplainedVarianceWithoutPca)
+        Err(RtfError::ExplainedVarianceWithoutPca)
     );
-    assert_eq!(
+    assert_shape_mismatch(
         call(x.view(), &y[..2], x.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::LabelCountMismatch { rows: 3, labels: 2 })
+        3,
+        2,
     );
     assert_eq!(
         call(x.view(), &[0, 5, 1], x.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::LabelOutOfRange {
+        Err(RtfError::LabelOutOfRange {
             row: 1,
             label: 5,
             n_classes: 2
         })
     );
-    assert_eq!(
+    assert!(matches!(
         prepare(x.view(), &y, 0, x.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::NoClasses)
-    );
+        Err(RtfError::InvalidParameter {
+            name: "n_classes",
+            ..
+        })
+    ));
     let empty = Array2::<f64>::zeros((0, 2));
-    assert_eq!(
+    assert!(matches!(
         call(empty.view(), &[], x.view(), &pre, WeightRule::Uniform),
-        Err(PreprocessError::EmptyTrain)
-    );
+        Err(RtfError::EmptyInput {
+            rows: 0,
+            columns: 2,
+            ..
+        })
+    ));
     let no_cols = Array2::<f64>::zeros((3, 0));
-    assert_eq!(
+    assert!(matches!(
         call(
             no_cols.view(),
             &y,
@@ -532,8 +543,12 @@ fn invalid_inputs_are_errors() {
             &pre,
             WeightRule::Uniform
         ),
-        Err(PreprocessError::NoColumns)
-    );
+        Err(RtfError::EmptyInput {
+            rows: 3,
+            columns: 0,
+            ..
+        })
+    ));
     assert_eq!(
         call(
             x.slice(s![0..1, ..]),
@@ -542,7 +557,7 @@ fn invalid_inputs_are_errors() {
             &pca_only(1),
             WeightRule::Uniform
         ),
-        Err(PreprocessError::PcaTooFewRows { rows: 1 })
+        Err(RtfError::PcaTooFewRows { rows: 1 })
     );
     let constant = Array2::<f64>::from_elem((4, 3), 2.5);
     assert_eq!(
@@ -553,7 +568,7 @@ fn invalid_inputs_are_errors() {
             &pca_only(2),
             WeightRule::Uniform
         ),
-        Err(PreprocessError::PcaNoVariance)
+        Err(RtfError::PcaNoVariance)
     );
     // Overflow inside PCA is an error, not NaN output.
     let huge = array![[1e308, -1e308], [-1e308, 1e308], [1e308, 1e308]];
@@ -565,7 +580,7 @@ fn invalid_inputs_are_errors() {
             &pca_only(2),
             WeightRule::Uniform
         ),
-        Err(PreprocessError::NonFiniteOutput)
+        Err(RtfError::NonFiniteOutput)
     );
     let huge_mean = array![[1e308, 0.0], [1e308, 1.0], [1e308, 2.0]];
     assert_eq!(
@@ -576,7 +591,7 @@ fn invalid_inputs_are_errors() {
             &pca_only(2),
             WeightRule::Uniform
         ),
-        Err(PreprocessError::NonFiniteOutput)
+        Err(RtfError::NonFiniteOutput)
     );
     // A huge n_classes costs nothing.
     let f = anova_f(x.view(), &[0, 9, 9], usize::MAX).unwrap();

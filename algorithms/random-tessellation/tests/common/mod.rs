@@ -1,5 +1,5 @@
 //! Statistics shared by the integration tests: the Kolmogorov-Smirnov statistic, Pearson's
-//! chi-square, brute-force distances, and small data generators.
+//! chi-square, brute-force distances, small data generators, and checks of the input errors.
 
 #![allow(dead_code)]
 
@@ -7,6 +7,7 @@ use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
+use random_tessellation::RtfError;
 
 /// KS statistic of `samples` against the continuous CDF `cdf`.
 pub fn ks_statistic(mut samples: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
@@ -77,4 +78,52 @@ pub fn blobs(n: usize, rng: &mut impl Rng) -> (Array2<f64>, Vec<u32>) {
         centre + 0.05 * rng.sample::<f64, _>(StandardNormal)
     });
     (x, labels)
+}
+
+/// Asserts that `result` is [`RtfError::NonFiniteInput`] at `what` (`"training"`, `"test"`)
+/// row `row`, column `column`, and that its message names them.
+pub fn assert_non_finite<T: std::fmt::Debug>(
+    result: Result<T, RtfError>,
+    what: &str,
+    row: usize,
+    column: usize,
+) {
+    match result {
+        Err(
+            e @ RtfError::NonFiniteInput {
+                what: w,
+                row: r,
+                column: c,
+                ..
+            },
+        ) => {
+            assert_eq!((w, r, c), (what, row, column), "{e}");
+            let named = format!("{what} row {row}, column {column} is not finite");
+            assert!(e.to_string().starts_with(&named), "{e}");
+        }
+        other => panic!("expected a non-finite {what} value at ({row}, {column}), got {other:?}"),
+    }
+}
+
+/// Asserts that `result` is [`RtfError::ShapeMismatch`] with `expected` and `got`, and that its
+/// message says both.
+pub fn assert_shape_mismatch<T: std::fmt::Debug>(
+    result: Result<T, RtfError>,
+    expected: usize,
+    got: usize,
+) {
+    match result {
+        Err(
+            e @ RtfError::ShapeMismatch {
+                expected: x,
+                got: g,
+                ..
+            },
+        ) => {
+            assert_eq!((x, g), (expected, got), "{e}");
+            let said = format!(": expected {expected}, got {got}");
+            assert!(e.to_string().ends_with(&said), "{e}");
+        }
+        other => panic!("expected a shape mismatch ({expected} vs {got}), got {other:?}"),
+    }
 }

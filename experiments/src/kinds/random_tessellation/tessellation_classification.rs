@@ -401,10 +401,6 @@ const COLUMNS: &[ColumnDoc] = &[
         doc: "RTFs: accepted cuts over all particles and trees",
     },
     ColumnDoc {
-        name: "cuts_per_second",
-        doc: "RTFs: cuts / fit_seconds",
-    },
-    ColumnDoc {
         name: "preprocess_seconds",
         doc: "CPU seconds of the preprocessing (top-variance probes, PCA, scaling, weights)",
     },
@@ -553,12 +549,6 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
             stats
                 .as_ref()
                 .map_or(Value::Null, |s| Value::from(s.cuts as i64)),
-        ),
-        (
-            "cuts_per_second",
-            num(stats
-                .as_ref()
-                .map(|s| s.cuts as f64 / fit_seconds.max(1e-9))),
         ),
         ("preprocess_seconds", Value::from(preprocess_seconds)),
         ("fit_seconds", Value::from(fit_seconds)),
