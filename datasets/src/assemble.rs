@@ -108,21 +108,13 @@ pub(crate) fn assemble(
             Targets::Real(if dropped { y.select(Axis(0), &keep) } else { y })
         }
         RawTargets::Names(names) => {
-            let present: Vec<String> = match classes {
-                Some(_) => {
-                    let set: BTreeSet<&String> = names.iter().collect();
-                    set.into_iter().cloned().collect()
-                }
-                None => Vec::new(),
-            };
-            let kept: Vec<String> = if dropped {
-                keep.iter().map(|&i| names[i].clone()).collect()
-            } else {
-                names
-            };
             if let Some(classes) = classes {
                 // A derived task's classes must all occur (a misspelt class would be empty).
-                if let Some(empty) = classes.iter().find(|c| !kept.contains(c)) {
+                if let Some(empty) = classes
+                    .iter()
+                    .find(|c| !keep.iter().any(|&i| &names[i] == *c))
+                {
+                    let present: BTreeSet<&String> = names.iter().collect();
                     return Err(DatasetError::Table {
                         dataset: ds.name.clone(),
                         message: format!(
@@ -132,6 +124,11 @@ pub(crate) fn assemble(
                     });
                 }
             }
+            let kept: Vec<String> = if dropped {
+                keep.iter().map(|&i| names[i].clone()).collect()
+            } else {
+                names
+            };
             number_classes(&ds.name, kept, classes.or(spec.classes.as_deref()))?
         }
     };

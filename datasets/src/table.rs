@@ -462,13 +462,12 @@ impl DerivedTask {
         let mut t = table.clone();
         if let Some(target) = &self.target {
             t.target = Some(target.clone());
+            // A new column is read as text unless the task says otherwise.
             t.labels = Some(self.labels.unwrap_or_default());
-            t.classes = None;
         } else if let Some(rule) = self.labels {
             t.labels = Some(rule);
-            t.classes = None;
         }
-        if self.classes.is_some() {
+        if self.target.is_some() || self.labels.is_some() || self.classes.is_some() {
             t.classes = None;
         }
         t
@@ -494,7 +493,8 @@ impl DerivedTask {
             }
             if table.target_file.is_none() && !table.drop.contains(target) {
                 return Err(format!(
-                    "data.task.target = {target:?}: {} has no target_file, so the column is an                      input of its rows files; a task cannot turn an input into the target",
+                    "data.task.target = {target:?}: {} has no target_file, so the column is an \
+                     input of its rows files; a task cannot turn an input into the target",
                     ds.name
                 ));
             }

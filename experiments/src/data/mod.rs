@@ -570,6 +570,17 @@ fn range(r: Range<usize>) -> Vec<usize> {
     r.collect()
 }
 
+/// A generated sample as a labelled set (columns `x1`, `x2`, ...; no shipped splits).
+fn generated_set(x: Array2<f64>, y: Targets) -> LabelledSet {
+    LabelledSet {
+        name: "generated".into(),
+        feature_names: (1..=x.ncols()).map(|j| format!("x{j}")).collect(),
+        x: Inputs::Dense(x),
+        y,
+        given: GivenSplits::None,
+    }
+}
+
 /// Loads (or generates) the data of a run of `repeats` repetitions.
 pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Result<LoadedData> {
     spec.validate().map_err(anyhow::Error::msg)?;
@@ -633,13 +644,7 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
                     names,
                     split,
                 } => {
-                    let set = LabelledSet {
-                        name: "generated".into(),
-                        feature_names: (1..=x.ncols()).map(|j| format!("x{j}")).collect(),
-                        x: Inputs::Dense(x),
-                        y: Targets::Classes { labels, names },
-                        given: GivenSplits::None,
-                    };
+                    let set = generated_set(x, Targets::Classes { labels, names });
                     split
                         .check_set(&set.given, &set.y, repeats)
                         .map_err(|e| anyhow::anyhow!("data: {e}"))?;
@@ -664,13 +669,7 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
                         validation: range(n_train..b),
                         test: range(b..n),
                     };
-                    let set = LabelledSet {
-                        name: "generated".into(),
-                        feature_names: (1..=x.ncols()).map(|j| format!("x{j}")).collect(),
-                        x: Inputs::Dense(x),
-                        y: Targets::Real(y),
-                        given: GivenSplits::None,
-                    };
+                    let set = generated_set(x, Targets::Real(y));
                     Source::Sets {
                         set: Arc::new(set),
                         splitting: Splitting::Fixed(Arc::new(parts)),

@@ -16,7 +16,7 @@
 use anyhow::{bail, Result};
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::Rng;
-use random_tessellation::baselines::{fit_predict, Baseline};
+use random_tessellation::baselines::{fit_predict, mode_label, Baseline};
 use random_tessellation::preprocess::{prepare, Preprocessing, Scaling, WeightRule};
 use random_tessellation::{
     classify, AlphaForm, CutRate, ForestConfig, Prior, PriorKind, Routing, TreePrediction,
@@ -28,6 +28,7 @@ use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
+use crate::kinds::common::params::positive;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -261,13 +262,6 @@ impl StudyParams {
 
 impl Params for StudyParams {
     fn check(&self) -> Result<(), String> {
-        let positive = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!("{name} = {v}: expected a finite number > 0"))
-            }
-        };
         for (name, v) in [
             ("top_variance", self.top_variance),
             ("pca", self.pca),
@@ -422,6 +416,7 @@ impl Kind for TessellationClassification {
         files: &[
             "experiments/src/kinds/random_tessellation/tessellation_classification.rs",
             "experiments/src/kinds/common/clock.rs",
+            "experiments/src/kinds/common/params.rs",
         ],
     };
 
@@ -457,14 +452,6 @@ fn percent(predictions: &[u32], truth: &[u32]) -> f64 {
         .filter(|(a, b)| a == b)
         .count();
     100.0 * correct as f64 / truth.len().max(1) as f64
-}
-
-/// The training mode label (ties: the lowest label), as BL predicts.
-fn mode(labels: &[u32], n_classes: usize) -> u32 {
-    let mut counts = vec![0usize; n_classes];
-    labels.iter().for_each(|&l| counts[l as usize] += 1);
-    let best = counts.iter().copied().max().unwrap_or(0);
-    counts.iter().position(|&c| c == best).unwrap_or(0) as u32
 }
 
 fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>> {
@@ -524,7 +511,8 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
     let fit_seconds = clock.cpu();
     let explained = (!prepared.explained_variance_ratio.is_empty())
         .then(|| prepared.explained_variance_ratio.iter().sum::<f64>());
-    let m = mode(&d.train_labels, d.n_classes);
+    // The training mode label (ties: the lowest), as BL predicts.
+    let m = mode_label(&d.train_labels, d.n_classes).unwrap_or(0);
     let mode_percent = percent(&vec![m; d.test_labels.len()], &d.test_labels);
     let num = |v: Option<f64>| v.map_or(Value::Null, Value::from);
     Ok(vec![row([
@@ -565,9 +553,7 @@ mod tests {
     }
 
     #[test]
-    fn mode_and_percent() {
-        assert_eq!(mode(&[2, 1, 1, 2, 0], 3), 1, "ties go to the lowest label");
-        assert_eq!(mode(&[], 2), 0);
+    fn percent_of_correct_predictions() {
         assert_eq!(percent(&[0, 1, 1, 0], &[0, 1, 0, 0]), 75.0);
     }
 
