@@ -1,0 +1,262 @@
+//! The log marginal likelihood of Bayesian linear regression on features (spec §2, §5):
+//! `y ~ N(0, K)`, `K = ΦΦᵀ + σ²I` (amplitudes absorbed in Φ, D6), with its gradients with
+//! respect to Φ and σ², and the posterior predictive distribution.
+//!
+//! Two exact forms, chosen by cost: the primal one of spec §5 with the D × D matrix
+//! `A = ΦᵀΦ + σ²I` (O(nD² + D³), when n >= D), and the dual one with the n × n matrix K itself
+//! (O(n²D + n³), when n < D: the SMALL sets with D = 512). Both give the same numbers up to
+//! rounding; the exact GP uses the dual form with its own Gram matrix.
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray_linalg::{FactorizeCInto, InverseCInto, SolveC, UPLO};
+
+use crate::blas::{gemm, gram};
+use crate::error::FastfoodError;
+
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+/// The log marginal likelihood and, if asked for, its gradients.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// log p(y).
+    pub log_p: f64,
+    /// `∂ log p / ∂Φ` (n × D); empty unless gradients were asked for.
+    pub d_phi: Array2<f64>,
+    /// `∂ log p / ∂σ²`.
+    pub d_noise: f64,
+}
+
+fn not_pd(what: &str, e: impl std::fmt::Display) -> FastfoodError {
+    FastfoodError::Numerical(format!("{what} is not positive definite ({e})"))
+}
+
+/// log p(y) for features `phi` (n × D), targets `y` and noise variance `noise` > 0.
+pub fn evidence(
+    phi: ArrayView2<f64>,
+    y: ArrayView1<f64>,
+    noise: f64,
+    gradients: bool,
+) -> Result<Evidence, FastfoodError> {
+    if !(noise.is_finite() && noise > 0.0) || phi.iter().any(|v| !v.is_finite()) {
+        return Err(FastfoodError::Numerical(format!(
+            "features or noise variance ({noise}) not finite"
+        )));
+    }
+    if phi.nrows() >= phi.ncols() {
+        primal(phi, y, noise, gradients)
+    } else {
+        let mut k = gram(phi, false);
+        let dual = dual_from_gram(&mut k, y, noise)?;
+        let d_phi = if gradients {
+            // ∂/∂Φ = (ααᵀ − K⁻¹) Φ = α (Φᵀα)ᵀ − K⁻¹Φ.
+            let a = phi.t().dot(&dual.alpha);
+            let mut r = outer(&dual.alpha, &a);
+            gemm(-1.0, dual.k_inv.view(), phi, 1.0, &mut r);
+            r
+        } else {
+            Array2::zeros((0, 0))
+        };
+        Ok(Evidence {
+            log_p: dual.log_p,
+            d_phi,
+            d_noise: 0.5 * (dual.alpha.dot(&dual.alpha) - dual.k_inv.diag().sum()),
+        })
+    }
+}
+
+fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
+    Array2::from_shape_fn((a.len(), b.len()), |(i, j)| a[i] * b[j])
+}
+
+fn primal(
+    phi: ArrayView2<f64>,
+    y: ArrayView1<f64>,
+    noise: f64,
+    gradients: bool,
+) -> Result<Evidence, FastfoodError> {
+    let (n, d) = phi.dim();
+    let mut a = gram(phi, true);
+    for i in 0..d {
+        a[[i, i]] += noise;
+    }
+    let b = phi.t().dot(&y);
+    let chol = a
+        .factorizec_into(UPLO::Lower)
+        .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+    let w = chol.solvec(&b).map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+    let log_det_a = log_det(&chol);
+    let yy = y.dot(&y);
+    let log_p = -0.5
+        * ((yy - b.dot(&w)) / noise
+            + log_det_a
+            + (n as f64 - d as f64) * noise.ln()
+            + n as f64 * LN_2PI);
+    if !gradients {
+        return Ok(Evidence {
+            log_p,
+            d_phi: Array2::zeros((0, 0)),
+            d_noise: 0.0,
+        });
+    }
+    let a_inv = chol.invc_into().map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+    // α = (y − Φa)/σ²; ∂/∂Φ = α aᵀ − Φ A⁻¹; ∂/∂σ² = ½(‖α‖² − (n − D)/σ² − tr A⁻¹).
+    let alpha = (&y - &phi.dot(&w)) / noise;
+    let mut r = outer(&alpha, &w);
+    gemm(-1.0, phi, a_inv.view(), 1.0, &mut r);
+    let d_noise = 0.5 * (alpha.dot(&alpha) - (n as f64 - d as f64) / noise - a_inv.diag().sum());
+    Ok(Evidence {
+        log_p,
+        d_phi: r,
+        d_noise,
+    })
+}
+
+fn log_det<S: ndarray::Data<Elem = f64>>(chol: &ndarray_linalg::CholeskyFactorized<S>) -> f64 {
+    use ndarray_linalg::DeterminantC;
+    chol.ln_detc()
+}
+
+/// The dual form on a Gram matrix without noise: K = `gram` + σ²I.
+#[derive(Debug, Clone)]
+pub struct Dual {
+    pub log_p: f64,
+    /// α = K⁻¹y.
+    pub alpha: Array1<f64>,
+    /// K⁻¹.
+    pub k_inv: Array2<f64>,
+}
+
+/// log N(y; 0, gram + σ²I), α and K⁻¹ (`gram` is overwritten).
+pub fn dual_from_gram(
+    gram: &mut Array2<f64>,
+    y: ArrayView1<f64>,
+    noise: f64,
+) -> Result<Dual, FastfoodError> {
+    let n = gram.nrows();
+    let mut k = std::mem::take(gram);
+    for i in 0..n {
+        k[[i, i]] += noise;
+    }
+    let chol = k.factorizec_into(UPLO::Lower).map_err(|e| not_pd("K", e))?;
+    let alpha = chol.solvec(&y.to_owned()).map_err(|e| not_pd("K", e))?;
+    let log_p = -0.5 * (y.dot(&alpha) + log_det(&chol) + n as f64 * LN_2PI);
+    let k_inv = chol.invc_into().map_err(|e| not_pd("K", e))?;
+    Ok(Dual {
+        log_p,
+        alpha,
+        k_inv,
+    })
+}
+
+/// The posterior of the weights: `w | y ~ N(A⁻¹Φᵀy, σ²A⁻¹)`.
+#[derive(Debug, Clone)]
+pub struct Posterior {
+    mean: Array1<f64>,
+    cov: Array2<f64>,
+    noise: f64,
+}
+
+impl Posterior {
+    pub fn new(
+        phi: ArrayView2<f64>,
+        y: ArrayView1<f64>,
+        noise: f64,
+    ) -> Result<Self, FastfoodError> {
+        let d = phi.ncols();
+        let mut a = gram(phi, true);
+        for i in 0..d {
+            a[[i, i]] += noise;
+        }
+        let chol = a
+            .factorizec_into(UPLO::Lower)
+            .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+        let mean = chol
+            .solvec(&phi.t().dot(&y))
+            .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+        let cov = chol.invc_into().map_err(|e| not_pd("ΦᵀΦ + σ²I", e))? * noise;
+        Ok(Self { mean, cov, noise })
+    }
+
+    /// Predictive means and variances of y* (noise included) for test features.
+    pub fn predict(&self, phi: ArrayView2<f64>) -> (Array1<f64>, Array1<f64>) {
+        let mean = phi.dot(&self.mean);
+        let pc = phi.dot(&self.cov);
+        let var = (&pc * &phi).sum_axis(Axis(1)) + self.noise;
+        (mean, var)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray_linalg::{Determinant, Inverse};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn random(n: usize, d: usize, seed: u64) -> (Array2<f64>, Array1<f64>) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let phi = Array2::from_shape_fn((n, d), |_| rng.random::<f64>() - 0.5);
+        let y = Array1::from_shape_fn(n, |_| rng.random::<f64>() * 2.0 - 1.0);
+        (phi, y)
+    }
+
+    /// log N(y; 0, ΦΦᵀ + σ²I) from the dense n × n matrix (spec §10.4).
+    fn dense_log_p(phi: &Array2<f64>, y: &Array1<f64>, noise: f64) -> f64 {
+        let n = y.len();
+        let k = phi.dot(&phi.t()) + Array2::<f64>::eye(n) * noise;
+        let (_, ln_det) = k.sln_det().unwrap();
+        -0.5 * (y.dot(&k.inv().unwrap().dot(y)) + ln_det + n as f64 * LN_2PI)
+    }
+
+    #[test]
+    fn both_forms_equal_the_dense_likelihood_and_each_other() {
+        for (n, d) in [(30, 8), (8, 30), (20, 20)] {
+            let (phi, y) = random(n, d, n as u64);
+            let e = evidence(phi.view(), y.view(), 0.3, true).unwrap();
+            assert!((e.log_p - dense_log_p(&phi, &y, 0.3)).abs() < 1e-9);
+            let p = primal(phi.view(), y.view(), 0.3, true).unwrap();
+            assert!((p.log_p - e.log_p).abs() < 1e-9);
+            assert!((p.d_noise - e.d_noise).abs() < 1e-9);
+            assert!((&p.d_phi - &e.d_phi).iter().all(|v| v.abs() < 1e-9));
+        }
+    }
+
+    #[test]
+    fn gradients_match_central_differences() {
+        for (n, d) in [(30, 8), (8, 30)] {
+            let (phi, y) = random(n, d, 7 + n as u64);
+            let noise = 0.2;
+            let e = evidence(phi.view(), y.view(), noise, true).unwrap();
+            let eps = 1e-6;
+            let f = |p: &Array2<f64>, s: f64| evidence(p.view(), y.view(), s, false).unwrap().log_p;
+            let fd = (f(&phi, noise + eps) - f(&phi, noise - eps)) / (2.0 * eps);
+            assert!((fd - e.d_noise).abs() < 1e-7, "σ²: {fd} vs {}", e.d_noise);
+            for (i, j) in [(0, 0), (3, 5), (n - 1, d - 1)] {
+                let (mut p, mut m) = (phi.clone(), phi.clone());
+                p[[i, j]] += eps;
+                m[[i, j]] -= eps;
+                let fd = (f(&p, noise) - f(&m, noise)) / (2.0 * eps);
+                assert!((fd - e.d_phi[[i, j]]).abs() < 1e-7, "Φ[{i},{j}]");
+            }
+        }
+    }
+
+    #[test]
+    fn predictive_equals_the_gp_formula() {
+        let (phi, y) = random(25, 6, 3);
+        let (test, _) = random(4, 6, 4);
+        let noise = 0.1;
+        let post = Posterior::new(phi.view(), y.view(), noise).unwrap();
+        let (mean, var) = post.predict(test.view());
+        let k = phi.dot(&phi.t()) + Array2::<f64>::eye(25) * noise;
+        let k_inv = k.inv().unwrap();
+        let ks = test.dot(&phi.t());
+        let gp_mean = ks.dot(&k_inv.dot(&y));
+        for i in 0..4 {
+            let kss = test.row(i).dot(&test.row(i));
+            let v = kss - ks.row(i).dot(&k_inv.dot(&ks.row(i))) + noise;
+            assert!((mean[i] - gp_mean[i]).abs() < 1e-9);
+            assert!((var[i] - v).abs() < 1e-9);
+        }
+    }
+}

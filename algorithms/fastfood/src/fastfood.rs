@@ -1,0 +1,261 @@
+//! Fastfood blocks (Le, Sarlós, Smola 2013; spec §3): `V_b = (1/√d) S_b H G_b Π_b H B_b`, stacked
+//! to m rows, applied to a zero-padded input in O(m log d) time with O(m) parameters, and the
+//! backward pass of spec §5 (the same transform, as H is symmetric).
+//!
+//! A draw holds the random structure: per block the signs B (±1), the permutation Π, the
+//! Gaussian diagonal G and the uniforms `u_i` of the radii (D5). The diagonals are passed to
+//! [`FastfoodDraw::project`] explicitly, so that a kernel can learn them (FSARD learns S,
+//! FSGBARD also G and B) while the draw keeps the initial values. Rows beyond m in the last
+//! block are dropped (each row of a block is a valid frequency on its own), so m need not be a
+//! multiple of d.
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_distr::StandardNormal;
+
+use crate::fwht::{fwht, padded_dimension};
+
+/// The random structure of `rows` Fastfood frequencies for inputs of dimension `dim`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FastfoodDraw {
+    dim: usize,
+    pad: usize,
+    rows: usize,
+    /// Π per block: `u₂[i] = u₁[perm[b·d + i]]`.
+    perm: Vec<u32>,
+    /// B, `blocks · d` signs ±1.
+    pub sign: Vec<f64>,
+    /// G, `blocks · d` standard normals.
+    pub gauss: Vec<f64>,
+    /// The uniforms of the radii, one per row (D5).
+    pub uniforms: Vec<f64>,
+}
+
+/// Work buffers of one projection (one per thread).
+#[derive(Debug, Clone)]
+pub struct Work {
+    u0: Vec<f64>,
+    u2: Vec<f64>,
+    u4: Vec<f64>,
+    g: Vec<f64>,
+    g1: Vec<f64>,
+}
+
+impl FastfoodDraw {
+    /// Draws `rows` frequencies for `dim`-dimensional inputs. Order per block: signs, the
+    /// permutation, the Gaussians, then all uniforms.
+    pub fn sample<R: Rng + ?Sized>(dim: usize, rows: usize, rng: &mut R) -> Self {
+        let pad = padded_dimension(dim);
+        let blocks = rows.div_ceil(pad).max(1);
+        let mut sign = Vec::with_capacity(blocks * pad);
+        let mut perm = Vec::with_capacity(blocks * pad);
+        let mut gauss = Vec::with_capacity(blocks * pad);
+        for _ in 0..blocks {
+            sign.extend((0..pad).map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 }));
+            let mut p: Vec<u32> = (0..pad as u32).collect();
+            p.shuffle(rng);
+            perm.extend(p);
+            gauss.extend((0..pad).map(|_| rng.sample::<f64, _>(StandardNormal)));
+        }
+        let uniforms = (0..rows).map(|_| rng.random::<f64>()).collect();
+        Self {
+            dim,
+            pad,
+            rows,
+            perm,
+            sign,
+            gauss,
+            uniforms,
+        }
+    }
+
+    /// The input dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// d, the padded dimension (a power of two).
+    pub fn pad(&self) -> usize {
+        self.pad
+    }
+    /// m, the number of frequencies (rows of V).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// k = ⌈m/d⌉.
+    pub fn blocks(&self) -> usize {
+        self.sign.len() / self.pad
+    }
+
+    /// `‖G_b‖_F` of the block holding each row, for the χ_d scale `s_i / ‖G_b‖_F`.
+    pub fn gauss_norm_per_row(&self, gauss: &[f64]) -> Vec<f64> {
+        let norms: Vec<f64> = gauss
+            .chunks_exact(self.pad)
+            .map(|g| g.iter().map(|v| v * v).sum::<f64>().sqrt())
+            .collect();
+        (0..self.rows).map(|j| norms[j / self.pad]).collect()
+    }
+
+    /// Work buffers for [`Self::project`] and [`Self::backward`].
+    pub fn work(&self) -> Work {
+        Work {
+            u0: vec![0.0; self.pad],
+            u2: vec![0.0; self.pad],
+            u4: vec![0.0; self.pad],
+            g: vec![0.0; self.pad],
+            g1: vec![0.0; self.pad],
+        }
+    }
+
+    /// `z = V x̃` with `V_b = (1/√d) diag(scale_b) H diag(gauss_b) Π_b H diag(sign_b)`: `xt` has
+    /// `dim` values (zero-padded here), `scale` `rows` values, `z` `rows` values.
+    pub fn project(
+        &self,
+        xt: &[f64],
+        sign: &[f64],
+        gauss: &[f64],
+        scale: &[f64],
+        z: &mut [f64],
+        w: &mut Work,
+    ) {
+        let d = self.pad;
+        let norm = 1.0 / (d as f64).sqrt();
+        for b in 0..self.blocks() {
+            let off = b * d;
+            self.forward_block(b, xt, sign, gauss, w);
+            let end = (off + d).min(self.rows);
+            for j in off..end {
+                z[j] = scale[j] * w.u4[j - off] * norm;
+            }
+        }
+    }
+
+    /// u₀ = B x̃, u₁ = H u₀, u₂ = Π u₁ (kept in `u2`), u₃ = G u₂, u₄ = H u₃ (kept in `u4`).
+    fn forward_block(&self, b: usize, xt: &[f64], sign: &[f64], gauss: &[f64], w: &mut Work) {
+        let d = self.pad;
+        let off = b * d;
+        w.u0.fill(0.0);
+        for k in 0..self.dim {
+            w.u0[k] = sign[off + k] * xt[k];
+        }
+        fwht(&mut w.u0);
+        for i in 0..d {
+            w.u2[i] = w.u0[self.perm[off + i] as usize];
+            w.u4[i] = gauss[off + i] * w.u2[i];
+        }
+        fwht(&mut w.u4);
+    }
+
+    /// Backward pass of [`Self::project`] for one point: given `g_z = ∂f/∂z`, accumulates
+    /// `∂f/∂scale`, `∂f/∂gauss`, `∂f/∂sign` (where asked for) and `∂f/∂x̃` (spec §5).
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward(
+        &self,
+        xt: &[f64],
+        sign: &[f64],
+        gauss: &[f64],
+        scale: &[f64],
+        g_z: &[f64],
+        mut d_scale: Option<&mut [f64]>,
+        mut d_gauss: Option<&mut [f64]>,
+        mut d_sign: Option<&mut [f64]>,
+        d_xt: &mut [f64],
+        w: &mut Work,
+    ) {
+        let d = self.pad;
+        let norm = 1.0 / (d as f64).sqrt();
+        for b in 0..self.blocks() {
+            let off = b * d;
+            self.forward_block(b, xt, sign, gauss, w);
+            let end = (off + d).min(self.rows);
+            // g_u4 = S g_z / √d (zero for the dropped rows); ∂S_j = g_z,j u₄,j / √d.
+            w.g.fill(0.0);
+            for j in off..end {
+                w.g[j - off] = scale[j] * g_z[j] * norm;
+                if let Some(ds) = d_scale.as_deref_mut() {
+                    ds[j] += g_z[j] * w.u4[j - off] * norm;
+                }
+            }
+            fwht(&mut w.g); // g_u3
+            if let Some(dg) = d_gauss.as_deref_mut() {
+                for i in 0..d {
+                    dg[off + i] += w.g[i] * w.u2[i];
+                }
+            }
+            // g_u2 = G g_u3; g_u1 = Πᵀ g_u2; g_u0 = H g_u1.
+            w.g1.fill(0.0);
+            for i in 0..d {
+                w.g1[self.perm[off + i] as usize] += gauss[off + i] * w.g[i];
+            }
+            fwht(&mut w.g1);
+            for k in 0..self.dim {
+                if let Some(db) = d_sign.as_deref_mut() {
+                    db[off + k] += w.g1[k] * xt[k];
+                }
+                d_xt[k] += sign[off + k] * w.g1[k];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// The dense V of a draw, column by column.
+    fn dense(f: &FastfoodDraw, scale: &[f64]) -> Vec<Vec<f64>> {
+        let mut w = f.work();
+        let mut cols = Vec::new();
+        for k in 0..f.dim() {
+            let mut e = vec![0.0; f.dim()];
+            e[k] = 1.0;
+            let mut z = vec![0.0; f.rows()];
+            f.project(&e, &f.sign, &f.gauss, scale, &mut z, &mut w);
+            cols.push(z);
+        }
+        cols
+    }
+
+    #[test]
+    fn row_norms_are_the_radii_over_the_gauss_norm_times_sqrt_d() {
+        // Spec §10.2: rows of H G Π H B have norm √d ‖G_b‖, so with scale s/‖G_b‖ the rows of V
+        // have norm s exactly (the input fills all d coordinates here: dim = pad).
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let f = FastfoodDraw::sample(16, 40, &mut rng);
+        let norms = f.gauss_norm_per_row(&f.gauss);
+        let s: Vec<f64> = (0..40).map(|j| 0.5 + j as f64 * 0.1).collect();
+        let scale: Vec<f64> = s.iter().zip(&norms).map(|(a, b)| a / b).collect();
+        let cols = dense(&f, &scale);
+        for j in 0..40 {
+            let n2: f64 = cols.iter().map(|c| c[j] * c[j]).sum();
+            assert!((n2.sqrt() - s[j]).abs() < 1e-12, "row {j}");
+        }
+    }
+
+    #[test]
+    fn projection_is_linear_and_backward_is_its_transpose() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let f = FastfoodDraw::sample(5, 19, &mut rng);
+        let scale: Vec<f64> = (0..19).map(|j| 1.0 + 0.01 * j as f64).collect();
+        let cols = dense(&f, &scale);
+        let x = [0.3, -1.2, 0.5, 2.0, -0.7];
+        let mut w = f.work();
+        let mut z = vec![0.0; 19];
+        f.project(&x, &f.sign, &f.gauss, &scale, &mut z, &mut w);
+        for j in 0..19 {
+            let lin: f64 = (0..5).map(|k| cols[k][j] * x[k]).sum();
+            assert!((lin - z[j]).abs() < 1e-12);
+        }
+        // ∂(gᵀz)/∂x = Vᵀ g.
+        let g: Vec<f64> = (0..19).map(|j| (j as f64 * 0.37).sin()).collect();
+        let mut dx = vec![0.0; 5];
+        f.backward(
+            &x, &f.sign, &f.gauss, &scale, &g, None, None, None, &mut dx, &mut w,
+        );
+        for k in 0..5 {
+            let t: f64 = (0..19).map(|j| cols[k][j] * g[j]).sum();
+            assert!((t - dx[k]).abs() < 1e-12);
+        }
+    }
+}
