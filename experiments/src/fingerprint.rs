@@ -51,6 +51,7 @@ const HARNESS_DEPENDENCIES: &[&str] = &["rand", "rand_chacha", "sha2", "serde_js
 /// Workspace crates and their folders.
 pub const WORKSPACE_CRATES: &[(&str, &str)] = &[
     ("kernel-core", "algorithms/core/"),
+    ("fastfood", "algorithms/fastfood/"),
     ("isolation-kernel", "algorithms/isolation-kernel/"),
     ("mondrian", "algorithms/mondrian/"),
     ("random-features", "algorithms/random-features/"),
@@ -72,6 +73,7 @@ macro_rules! numeric_sources {
 
 numeric_sources!(
     "algorithms/core/Cargo.toml",
+    "algorithms/fastfood/Cargo.toml",
     "algorithms/isolation-kernel/Cargo.toml",
     "algorithms/mondrian/Cargo.toml",
     "algorithms/random-features/Cargo.toml",
@@ -91,6 +93,17 @@ numeric_sources!(
     "algorithms/core/src/ridge.rs",
     "algorithms/core/src/sgd.rs",
     "algorithms/core/src/width_search.rs",
+    "algorithms/fastfood/src/blas.rs",
+    "algorithms/fastfood/src/error.rs",
+    "algorithms/fastfood/src/evidence.rs",
+    "algorithms/fastfood/src/exact_gp.rs",
+    "algorithms/fastfood/src/fastfood.rs",
+    "algorithms/fastfood/src/fit.rs",
+    "algorithms/fastfood/src/fwht.rs",
+    "algorithms/fastfood/src/kernels.rs",
+    "algorithms/fastfood/src/lib.rs",
+    "algorithms/fastfood/src/optimise.rs",
+    "algorithms/fastfood/src/radial.rs",
     "algorithms/isolation-kernel/src/anne.rs",
     "algorithms/isolation-kernel/src/error.rs",
     "algorithms/isolation-kernel/src/iforest.rs",
@@ -167,6 +180,8 @@ numeric_sources!(
     "experiments/src/kinds/common/binary.rs",
     "experiments/src/kinds/common/clock.rs",
     "experiments/src/kinds/common/feature_maps.rs",
+    "experiments/src/kinds/a_la_carte/fastfood_regression.rs",
+    "experiments/src/kinds/a_la_carte/mod.rs",
     "experiments/src/kinds/common/mod.rs",
     "experiments/src/kinds/common/online_classifiers.rs",
     "experiments/src/kinds/common/params.rs",

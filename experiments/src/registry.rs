@@ -2,7 +2,7 @@
 //! no other kind's cache keys (this file is not a numeric source).
 
 use crate::kinds::{
-    isolation_kernel, mondrian, random_tessellation, streamrak, Adapter, ExperimentKind,
+    a_la_carte, isolation_kernel, mondrian, random_tessellation, streamrak, Adapter, ExperimentKind,
 };
 
 static KINDS: &[&dyn ExperimentKind] = &[
@@ -16,6 +16,7 @@ static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<streamrak::multiresolution_regression::Multiresolution>::new(),
     &Adapter::<random_tessellation::tessellation_classification::TessellationClassification>::new(),
     &Adapter::<random_tessellation::tessellation_prior::TessellationPrior>::new(),
+    &Adapter::<a_la_carte::fastfood_regression::FastfoodRegression>::new(),
 ];
 
 /// Every registered kind.

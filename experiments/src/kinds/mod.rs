@@ -10,6 +10,7 @@
 //! Kinds are registered in [`crate::registry`]; helpers that several kinds use live in
 //! `kinds/common/`; a kind never imports another kind.
 
+pub mod a_la_carte;
 pub mod common;
 pub mod isolation_kernel;
 pub mod kind;
