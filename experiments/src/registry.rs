@@ -17,6 +17,8 @@ static KINDS: &[&dyn ExperimentKind] = &[
     &Adapter::<random_tessellation::tessellation_classification::TessellationClassification>::new(),
     &Adapter::<random_tessellation::tessellation_prior::TessellationPrior>::new(),
     &Adapter::<a_la_carte::fastfood_regression::FastfoodRegression>::new(),
+    &Adapter::<a_la_carte::fastfood_scaling::FastfoodScaling>::new(),
+    &Adapter::<a_la_carte::spectrum_recovery::SpectrumRecovery>::new(),
 ];
 
 /// Every registered kind.

@@ -11,6 +11,8 @@
 //! * [`exact_gp`]: the exact ARD GP (reference on the SMALL sets);
 //! * [`optimise`]: L-BFGS (argmin) with one evaluation per point;
 //! * [`fit`]: the protocol (restarts, ARD warm starts), predictions, RMSE and MNLP;
+//! * [`spectra`]: known spectral kernels (mixture, piecewise radial) and the spectral
+//!   distribution a fitted model implies;
 //! * [`blas`]: dsyrk and dgemm through OpenBLAS.
 
 pub mod blas;
@@ -23,6 +25,7 @@ pub mod fwht;
 pub mod kernels;
 pub mod optimise;
 pub mod radial;
+pub mod spectra;
 
 pub use error::FastfoodError;
 pub use fastfood::FastfoodDraw;
