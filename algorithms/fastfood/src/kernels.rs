@@ -247,13 +247,46 @@ impl FeatureModel {
     pub fn draws(&self) -> &[FastfoodDraw] {
         &self.draws
     }
-    /// Parameters the method stores beyond θ's hyperparameters: the random structure that
-    /// defines its features (Fastfood: B, Π, G, u per block: O(m); SSGPR: Ω itself, in θ).
+    /// Values the method stores beyond θ to evaluate its features: the fixed random structure
+    /// (B, Π, G per block and the radii's uniforms u: O(m)); FSARD learns S in θ (no u),
+    /// FSGBARD also G and B (Π only); SSGPR's Ω is all in θ.
     pub fn structure_values(&self) -> usize {
         self.draws
             .iter()
-            .map(|d| 3 * d.blocks() * d.pad() + d.rows())
+            .map(|d| {
+                let kd = d.blocks() * d.pad();
+                match self.spec.family {
+                    Family::Fsard => 3 * kd,
+                    Family::Fsgbard => kd,
+                    _ => 3 * kd + d.rows(),
+                }
+            })
             .sum()
+    }
+
+    /// The m frequencies ω_j (rows of V over the lengthscales, m × dim) of a single-stack model
+    /// at θ (None for GM and SSGPR): the empirical spectral distribution of FSARD and FSGBARD,
+    /// whose learned S, G and B leave no closed form.
+    pub fn frequencies(&self, theta: &[f64]) -> Option<Array2<f64>> {
+        if matches!(self.spec.family, Family::Gm | Family::Ssgpr) {
+            return None;
+        }
+        let d = &self.draws[0];
+        let (scales, _) = self.scales(theta);
+        let (sign, gauss) = self.diagonals(theta, 0);
+        let lengths = self.lengths(theta);
+        let mut w = d.work();
+        let mut out = Array2::<f64>::zeros((d.rows(), self.dim));
+        let mut z = vec![0.0; d.rows()];
+        for k in 0..self.dim {
+            let mut e = vec![0.0; self.dim];
+            e[k] = 1.0;
+            d.project(&e, sign, gauss, &scales[0], &mut z, &mut w);
+            for j in 0..d.rows() {
+                out[[j, k]] = z[j] / lengths[k];
+            }
+        }
+        Some(out)
     }
 
     fn blocks(&self) -> Vec<Block> {
@@ -361,6 +394,8 @@ impl FeatureModel {
                 for (c, &o) in self.off.comps.iter().enumerate() {
                     t[o] = (at.signal / q).ln();
                     t[o + 1..o + 1 + self.dim].copy_from_slice(&log_len);
+                    // Component 0 stays at μ = 0 for good (the likelihood is even in μ, so its
+                    // gradient there is exactly 0): a deliberate ARD-like component.
                     for k in 0..self.dim {
                         t[o + 1 + self.dim + k] = if c == 0 {
                             0.0
@@ -536,6 +571,8 @@ impl FeatureModel {
         d_noise: f64,
     ) -> Result<Vec<f64>, FastfoodError> {
         self.check(theta, x)?;
+        let x = x.as_standard_layout();
+        let x = x.view();
         let mut grad = vec![0.0; self.off.total];
         grad[0] = d_noise * theta[0].exp();
         if self.spec.family == Family::Ssgpr {

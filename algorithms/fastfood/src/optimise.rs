@@ -82,6 +82,7 @@ impl Stop {
 pub struct Optimum {
     pub theta: Vec<f64>,
     pub value: f64,
+    /// L-BFGS iterations (after a `LineSearch` stop: the evaluations that improved the best).
     pub iterations: usize,
     pub evaluations: usize,
     pub stop: Stop,
@@ -91,6 +92,8 @@ struct Memo {
     last: Option<(Vec<f64>, f64, Vec<f64>)>,
     best: Option<(Vec<f64>, f64)>,
     evaluations: usize,
+    /// Evaluations that improved on the best point (every L-BFGS iteration does).
+    improvements: usize,
     interrupted: bool,
 }
 
@@ -122,6 +125,7 @@ where
         }
         if memo.best.as_ref().is_none_or(|(_, b)| v < *b) {
             memo.best = Some((p.to_vec(), v));
+            memo.improvements += 1;
         }
         memo.last = Some((p.to_vec(), v, g.clone()));
         Ok((v, g))
@@ -172,6 +176,7 @@ where
         last: Some((start.clone(), v0, g0)),
         best: Some((start.clone(), v0)),
         evaluations: 1,
+        improvements: 0,
         interrupted: false,
     });
     let problem = Problem {
@@ -214,7 +219,13 @@ where
     Ok(Optimum {
         theta,
         value,
-        iterations: if run_ok { iterations } else { memo.evaluations },
+        // When argmin stops with an error its state is gone: count the improving evaluations
+        // (an upper bound on the iterations, as line-search trials can improve too).
+        iterations: if run_ok {
+            iterations
+        } else {
+            memo.improvements
+        },
         evaluations: memo.evaluations,
         stop: stop_reason,
     })

@@ -150,48 +150,89 @@ impl RadialKernel {
     }
 }
 
-/// One frequency from the spectral distribution of a fitted model at θ (ARD/RBF/FSARD/FSGBARD:
-/// the Gaussian one of their lengthscales; GM: its mixture; PWL: its radial density over the
-/// lengthscales). SSGPR has no spectral distribution beyond its m points: one of them.
-pub fn sample_model_frequency<R: Rng + ?Sized>(
-    model: &FeatureModel,
-    theta: &[f64],
-    rng: &mut R,
-) -> Vec<f64> {
-    let dim = model.dim();
-    match model.spec().family {
-        Family::Gm => {
-            let comps = model.gm_components(theta);
-            let mixture = SpectralMixture {
-                weights: comps.iter().map(|c| c.0).collect(),
-                means: comps.iter().map(|c| c.2.clone()).collect(),
-                sds: comps
+/// The spectral distribution of a fitted model at θ (its m → ∞ limit where the family has one):
+/// RBF/ARD the Gaussian of their lengthscales, GM its mixture, PWL its radial density over the
+/// lengthscales; FSARD and FSGBARD (learned S, G, B) and SSGPR the empirical distribution of
+/// their m frequencies.
+pub enum ModelSpectrum {
+    Gaussian(Vec<f64>),
+    Mixture(SpectralMixture),
+    Radial {
+        density: PiecewiseLinear,
+        heights: Vec<f64>,
+        pad: usize,
+        lengths: Vec<f64>,
+    },
+    Empirical(ndarray::Array2<f64>),
+}
+
+impl ModelSpectrum {
+    pub fn new(model: &FeatureModel, theta: &[f64]) -> Self {
+        let dim = model.dim();
+        match model.spec().family {
+            Family::Gm => {
+                let comps = model.gm_components(theta);
+                ModelSpectrum::Mixture(SpectralMixture {
+                    weights: comps.iter().map(|c| c.0).collect(),
+                    means: comps.iter().map(|c| c.2.clone()).collect(),
+                    sds: comps
+                        .iter()
+                        .map(|c| c.1.iter().map(|l| 1.0 / l).collect())
+                        .collect(),
+                })
+            }
+            Family::Pwl => {
+                let (p, h) = model.pwl_density(theta).expect("PWL has a density");
+                ModelSpectrum::Radial {
+                    density: p.clone(),
+                    heights: h,
+                    pad: model.draws()[0].pad(),
+                    lengths: model.lengths(theta),
+                }
+            }
+            Family::Ssgpr => {
+                let m = model.spec().m;
+                ModelSpectrum::Empirical(
+                    ndarray::Array2::from_shape_vec((m, dim), theta[2..2 + m * dim].to_vec())
+                        .expect("Ω has m × dim values"),
+                )
+            }
+            Family::Fsard | Family::Fsgbard => {
+                ModelSpectrum::Empirical(model.frequencies(theta).expect("a single Fastfood stack"))
+            }
+            Family::Rbf | Family::Ard => ModelSpectrum::Gaussian(model.lengths(theta)),
+        }
+    }
+
+    /// One frequency.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
+        match self {
+            ModelSpectrum::Gaussian(lengths) => lengths
+                .iter()
+                .map(|l| rng.sample::<f64, _>(StandardNormal) / l)
+                .collect(),
+            ModelSpectrum::Mixture(m) => m.sample(rng),
+            ModelSpectrum::Radial {
+                density,
+                heights,
+                pad,
+                lengths,
+            } => {
+                let mut scratch = vec![0.0; heights.len()];
+                let r = density.radius(heights, rng.random(), &mut scratch);
+                let z: Vec<f64> = (0..*pad).map(|_| rng.sample(StandardNormal)).collect();
+                let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+                lengths
                     .iter()
-                    .map(|c| c.1.iter().map(|l| 1.0 / l).collect())
-                    .collect(),
-            };
-            mixture.sample(rng)
+                    .enumerate()
+                    .map(|(k, l)| r * z[k] / norm / l)
+                    .collect()
+            }
+            ModelSpectrum::Empirical(rows) => {
+                let j = rng.random_range(0..rows.nrows());
+                rows.row(j).to_vec()
+            }
         }
-        Family::Pwl => {
-            let (p, h) = model.pwl_density(theta).expect("PWL");
-            let pad = model.draws()[0].pad();
-            let mut scratch = vec![0.0; h.len()];
-            let r = p.radius(&h, rng.random(), &mut scratch);
-            let z: Vec<f64> = (0..pad).map(|_| rng.sample(StandardNormal)).collect();
-            let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
-            let lengths = model.lengths(theta);
-            (0..dim).map(|k| r * z[k] / norm / lengths[k]).collect()
-        }
-        Family::Ssgpr => {
-            let m = model.spec().m;
-            let j = rng.random_range(0..m);
-            theta[2 + j * dim..2 + (j + 1) * dim].to_vec()
-        }
-        _ => model
-            .lengths(theta)
-            .iter()
-            .map(|l| rng.sample::<f64, _>(StandardNormal) / l)
-            .collect(),
     }
 }
 
@@ -200,6 +241,33 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn the_empirical_spectrum_of_fsard_is_the_features_own() {
+        // FSARD at its start equals ARD: the mean of cos(ωᵀτ) over its m rows is φ(x)ᵀφ(x')/σ_f².
+        use crate::kernels::{ArdPoint, KernelSpec};
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let spec = KernelSpec {
+            family: Family::Fsard,
+            m: 40,
+            components: 1,
+            intervals: 1,
+        };
+        let model = FeatureModel::new(spec, 3, 1e-6, None, &mut rng).unwrap();
+        let theta = model.start(&ArdPoint::default_start(3, 1.0), &mut rng);
+        let ModelSpectrum::Empirical(rows) = ModelSpectrum::new(&model, &theta) else {
+            panic!("FSARD's spectrum is empirical");
+        };
+        let x = ndarray::array![[0.2, -0.4, 0.9], [1.0, 0.3, -0.5]];
+        let phi = model.features(&theta, x.view()).unwrap();
+        let tau = [0.2 - 1.0, -0.4 - 0.3, 0.9 + 0.5];
+        let mean: f64 = rows
+            .outer_iter()
+            .map(|w| (w[0] * tau[0] + w[1] * tau[1] + w[2] * tau[2]).cos())
+            .sum::<f64>()
+            / 40.0;
+        assert!((mean - phi.row(0).dot(&phi.row(1))).abs() < 1e-12);
+    }
 
     #[test]
     fn samplers_reproduce_their_kernels_by_bochner() {

@@ -123,7 +123,8 @@ pub struct RegressionParams {
     /// every method of the repetition); absent: all (the paper's protocol).
     #[serde(default)]
     pub max_train: Option<usize>,
-    /// z-score the inputs with training statistics (D1); false: the shipped centred inputs.
+    /// z-score the inputs with training statistics, constant columns dropped (D1); false: the
+    /// shipped centred inputs as they are.
     #[serde(default = "default_true")]
     pub standardise: bool,
 }
@@ -163,7 +164,7 @@ impl RegressionParams {
 impl Params for RegressionParams {
     fn check(&self) -> Result<(), String> {
         for (name, v, max) in [
-            ("m", self.m, 1 << 16),
+            ("m", self.m, 16_384),
             ("components", self.components, 1000),
             ("intervals", self.intervals, 10_000),
             ("max_iterations", self.max_iterations, 1_000_000),
@@ -195,11 +196,14 @@ impl Params for RegressionParams {
 /// The ARD fit of one (split, settings), computed once by whichever cell needs it first.
 type ArdSlot = Arc<OnceLock<Result<(Fit, f64), String>>>;
 
-/// One split, standardised, and the ARD fits its cells share.
+/// One split (z-scored and as shipped) and the ARD fits its cells share.
 pub struct Split {
     train: Array2<f64>,
     train_y: Array1<f64>,
     test: Array2<f64>,
+    /// The shipped (centred) inputs, for `standardise = false`.
+    raw_train: Array2<f64>,
+    raw_test: Array2<f64>,
     test_y: Array1<f64>,
     /// Training rows of the split before any `max_train` cap.
     train_rows: Vec<usize>,
@@ -352,6 +356,8 @@ impl Kind for FastfoodRegression {
             train,
             train_y: sets.train.y,
             test,
+            raw_train: sets.train.x,
+            raw_test: sets.test.x,
             test_y: sets.test.y,
             train_rows: data.sets()?.parts.train.clone(),
             ard: Mutex::new(HashMap::new()),
@@ -380,9 +386,14 @@ fn training_rows(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Option<V
 fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<Row>> {
     let protocol = p.protocol();
     let rows = training_rows(d, p, ctx);
+    let (train, test) = if p.standardise {
+        (&d.train, &d.test)
+    } else {
+        (&d.raw_train, &d.raw_test)
+    };
     let (x, y) = match &rows {
-        Some(r) => (d.train.select(Axis(0), r), d.train_y.select(Axis(0), r)),
-        None => (d.train.clone(), d.train_y.clone()),
+        Some(r) => (train.select(Axis(0), r), d.train_y.select(Axis(0), r)),
+        None => (train.clone(), d.train_y.clone()),
     };
     let (xv, yv) = (x.view(), y.view());
     let budget = |evals: usize| {
@@ -444,7 +455,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
     let (mean, var, nlml, iterations, evaluations, stop, n_features, n_hyper, values) =
         match &fitted {
             Fitted::Features(f) => {
-                let (mean, var) = predict(f, xv, yv, d.test.view())?;
+                let (mean, var) = predict(f, xv, yv, test.view())?;
                 let hyper = f.model.n_params();
                 (
                     mean,
@@ -459,7 +470,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
                 )
             }
             Fitted::Exact(f) => {
-                let (mean, var) = predict_exact(f, xv, yv, d.test.view())?;
+                let (mean, var) = predict_exact(f, xv, yv, test.view())?;
                 let hyper = f.theta.len();
                 (
                     mean,

@@ -269,3 +269,36 @@ fn scaling(d: &Inputs, p: &ScalingParams, ctx: &CellContext) -> Result<Vec<Row>>
         ),
     ])])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> Result<ScalingParams, String> {
+        let p: ScalingParams = toml::from_str(text).map_err(|e| e.to_string())?;
+        p.check().map(|_| p)
+    }
+
+    #[test]
+    fn parameters_are_checked_with_clear_errors() {
+        assert_eq!(
+            params("method = 'dense'\nm = 64\nn = 100").unwrap().repeats,
+            3
+        );
+        for (text, needle) in [
+            ("method = 'sparse'\nm = 64\nn = 10", "sparse"),
+            ("method = 'fastfood'\nm = 0\nn = 10", "m = 0"),
+            ("method = 'fastfood'\nm = 30000\nn = 100000", "1.6 GB"),
+            ("method = 'fastfood'\nm = 64\nn = 10\ndim = 0", "dim = 0"),
+        ] {
+            let err = params(text).unwrap_err();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn zscore_centres_and_scales_and_keeps_constant_columns_finite() {
+        let x = ndarray::array![[1.0, 2.0], [3.0, 2.0]];
+        assert_eq!(zscore(&x), ndarray::array![[-1.0, 0.0], [1.0, 0.0]]);
+    }
+}
