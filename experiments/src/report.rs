@@ -93,6 +93,9 @@ pub struct Summary {
     /// `sign_tests`: the columns that pair rows (default `["rep"]`, the same split).
     #[serde(default = "default_pair_by")]
     pub pair_by: Vec<String>,
+    /// `mean_sd`: metrics whose lowest mean is marked in bold (the best method, e.g. RMSE).
+    #[serde(default)]
+    pub lower_is_better: Vec<String>,
 }
 
 fn default_pair_by() -> Vec<String> {
@@ -106,6 +109,16 @@ impl Summary {
         }
         if self.kind == SummaryKind::SignTests && self.metrics.len() != 1 {
             return Err("a sign_tests summary takes exactly one metric".into());
+        }
+        if let Some(m) = self
+            .lower_is_better
+            .iter()
+            .find(|m| !self.metrics.contains(m))
+        {
+            return Err(format!(
+                "lower_is_better: `{m}` is not one of the metrics ({})",
+                self.metrics.join(", ")
+            ));
         }
         if !self.labels.is_empty() && self.labels.len() != self.order.len() {
             return Err(format!(
@@ -178,12 +191,30 @@ impl Summary {
             SummaryKind::MeanSd => {
                 let _ = writeln!(out, "| {} | {} |", self.by, self.metrics.join(" | "));
                 let _ = writeln!(out, "|---|{}", "---|".repeat(self.metrics.len()));
+                // The lowest mean of each `lower_is_better` metric, marked in bold.
+                let best = |m: &str| {
+                    values
+                        .iter()
+                        .map(|v| stats(v, m))
+                        .filter(|s| s.2 > 0 && s.0.is_finite())
+                        .map(|s| s.0)
+                        .fold(f64::INFINITY, f64::min)
+                };
+                let bests: Vec<Option<f64>> = self
+                    .metrics
+                    .iter()
+                    .map(|m| self.lower_is_better.contains(m).then(|| best(m)))
+                    .collect();
                 for value in &values {
                     let cells: Vec<String> = self
                         .metrics
                         .iter()
-                        .map(|m| match stats(value, m) {
+                        .zip(&bests)
+                        .map(|(m, b)| match stats(value, m) {
                             (_, _, 0) => "no rows".into(),
+                            (mean, sd, n) if *b == Some(mean) => {
+                                format!("**{} ± {}** (n = {n})", number(mean), number(sd))
+                            }
                             (mean, sd, n) => {
                                 format!("{} ± {} (n = {n})", number(mean), number(sd))
                             }
@@ -471,6 +502,21 @@ mod tests {
         let md = means.markdown(&rows);
         assert!(md.contains("| a | 50.000 ± 0.000 (n = 12) |"), "{md}");
         assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        let lowest: Summary = toml::from_str(
+            "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'\nlower_is_better = ['acc']",
+        )
+        .unwrap();
+        let md = lowest.markdown(&rows);
+        assert!(md.contains("| a | **50.000 ± 0.000** (n = 12) |"), "{md}");
+        assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        let wrong: Summary = toml::from_str(
+            "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'\nlower_is_better = ['rmse']",
+        )
+        .unwrap();
+        assert!(wrong
+            .validate(&["method", "rep", "acc"].map(String::from))
+            .unwrap_err()
+            .contains("lower_is_better"));
         let bad: Summary = toml::from_str(
             "kind = 'sign_tests'\nlabel = 'L'\nmetrics = ['acc', 'rep']\nby = 'method'",
         )
