@@ -155,6 +155,10 @@ const COLUMNS: &[ColumnDoc] = &[
         doc: "test mean negative log predictive density",
     },
     ColumnDoc {
+        name: "calibration",
+        doc: "rmse² / mean predictive variance (noise included): about 1 for a correctly specified model such as the oracle",
+    },
+    ColumnDoc {
         name: "train_nlml",
         doc: "negative log marginal likelihood per training row (learned methods)",
     },
@@ -404,6 +408,7 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
         + (out[0] - true_out[0]).abs()
         + (out[1] - true_out[1]).abs();
     let (error, nlp) = (rmse(&mean, yte), mnlp(&mean, &var, yte));
+    let calibration = error * error / (var.sum() / var.len().max(1) as f64);
     Ok(centres
         .iter()
         .zip(density.iter().zip(&true_density))
@@ -415,6 +420,7 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
                 ("l1_distance", Value::from(l1)),
                 ("rmse", Value::from(error)),
                 ("mnlp", Value::from(nlp)),
+                ("calibration", Value::from(calibration)),
                 (
                     "train_nlml",
                     if nlml.is_finite() {
