@@ -26,7 +26,7 @@ pub fn fwht(v: &mut [f64]) {
 
 /// Entry (i, j) of the Sylvester Hadamard matrix: `(-1)^{popcount(i & j)}`.
 pub fn hadamard_entry(i: usize, j: usize) -> f64 {
-    if (i & j).count_ones() % 2 == 0 {
+    if (i & j).count_ones().is_multiple_of(2) {
         1.0
     } else {
         -1.0

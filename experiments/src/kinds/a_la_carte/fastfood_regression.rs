@@ -403,7 +403,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
     let ard_rng = |r: usize| ctx.rng(&format!("ard/{r}"));
     let clock = Clock::start();
     enum Fitted {
-        Features(Fit),
+        Features(Box<Fit>),
         Exact(ExactFit),
     }
     let (fitted, init_seconds, fit_seconds) = match p.method {
@@ -413,7 +413,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
         }
         Method::Rbf => {
             let f = fit_ard_family(Family::Rbf, xv, yv, &protocol, &ard_rng, &budget)?;
-            (Fitted::Features(f), 0.0, clock.cpu())
+            (Fitted::Features(Box::new(f)), 0.0, clock.cpu())
         }
         _ => {
             let slot = d
@@ -440,14 +440,14 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
                 Err(e) => bail!("the ARD fit failed: {e}"),
             };
             if p.method == Method::Ard {
-                (Fitted::Features(ard.clone()), 0.0, *ard_seconds)
+                (Fitted::Features(Box::new(ard.clone())), 0.0, *ard_seconds)
             } else {
                 let family = p.method.family().expect("a feature model");
                 // This cell's own optimisation only (the shared ARD fit is `init_seconds`).
                 let own = Clock::start();
                 let mut rng = ctx.rng(&format!("{family:?}"));
                 let fit = fit_from_ard(family, xv, yv, &protocol, ard, &mut rng, &budget)?;
-                (Fitted::Features(fit), *ard_seconds, own.cpu())
+                (Fitted::Features(Box::new(fit)), *ard_seconds, own.cpu())
             }
         }
     };

@@ -265,6 +265,9 @@ impl Known {
     }
 }
 
+/// Draws one frequency from a spectral distribution.
+type Sampler = Box<dyn FnMut() -> Vec<f64>>;
+
 const BINS: usize = 60;
 const DRAWS: usize = 200_000;
 
@@ -326,74 +329,73 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
     );
     let clock = Clock::start();
     let mut method_rng = ctx.rng("method");
-    let (mean, var, nlml, mut draw): (Array1<f64>, Array1<f64>, f64, Box<dyn FnMut() -> Vec<f64>>) =
-        match p.method {
-            RecoveryMethod::Oracle => {
-                let mut k = known.gram(xtr, xtr);
-                let noise = p.noise_sd * p.noise_sd;
-                let dual = dual_from_gram(&mut k, ytr, noise)?;
-                let ks = known.gram(xte, xtr);
-                let mean = ks.dot(&dual.alpha);
-                let kk = ks.dot(&dual.k_inv);
-                let var = Array1::from_iter((0..p.n_test).map(|i| {
-                    (known.gram(
-                        xte.slice(ndarray::s![i..i + 1, ..]),
-                        xte.slice(ndarray::s![i..i + 1, ..]),
-                    )[[0, 0]]
-                        - kk.row(i).dot(&ks.row(i)))
-                    .max(0.0)
-                        + noise
-                }));
-                let mut r = ctx.rng("spectrum");
-                (mean, var, f64::NAN, Box::new(move || known.sample(&mut r)))
-            }
-            method => {
-                let protocol = Protocol {
-                    m: p.m,
-                    components: p.components,
-                    intervals: p.intervals,
-                    lbfgs: LbfgsSettings {
-                        max_iterations: p.max_iterations,
-                        ..LbfgsSettings::default()
-                    },
-                    ..Protocol::default()
-                };
-                let progress = |e: usize| {
-                    ctx.progress(e.min(p.max_iterations), p.max_iterations);
-                    ctx.over_budget()
-                };
-                let ard_rng = |r: usize| ctx.rng(&format!("ard/{r}"));
-                let ard = fit_ard_family(Family::Ard, xtr, ytr, &protocol, &ard_rng, &progress)?;
-                let fit = match method {
-                    RecoveryMethod::Ard => ard,
-                    RecoveryMethod::Gm => fit_from_ard(
-                        Family::Gm,
-                        xtr,
-                        ytr,
-                        &protocol,
-                        &ard,
-                        &mut method_rng,
-                        &progress,
-                    )?,
-                    _ => fit_from_ard(
-                        Family::Pwl,
-                        xtr,
-                        ytr,
-                        &protocol,
-                        &ard,
-                        &mut method_rng,
-                        &progress,
-                    )?,
-                };
-                let (mean, var) = predict(&fit, xtr, ytr, xte)?;
-                let mut r = ctx.rng("spectrum");
-                let nlml = fit.nlml;
-                (mean, var, nlml, {
-                    let spectrum = ModelSpectrum::new(&fit.model, &fit.theta);
-                    Box::new(move || spectrum.sample(&mut r))
-                })
-            }
-        };
+    let (mean, var, nlml, mut draw): (Array1<f64>, Array1<f64>, f64, Sampler) = match p.method {
+        RecoveryMethod::Oracle => {
+            let mut k = known.gram(xtr, xtr);
+            let noise = p.noise_sd * p.noise_sd;
+            let dual = dual_from_gram(&mut k, ytr, noise)?;
+            let ks = known.gram(xte, xtr);
+            let mean = ks.dot(&dual.alpha);
+            let kk = ks.dot(&dual.k_inv);
+            let var = Array1::from_iter((0..p.n_test).map(|i| {
+                (known.gram(
+                    xte.slice(ndarray::s![i..i + 1, ..]),
+                    xte.slice(ndarray::s![i..i + 1, ..]),
+                )[[0, 0]]
+                    - kk.row(i).dot(&ks.row(i)))
+                .max(0.0)
+                    + noise
+            }));
+            let mut r = ctx.rng("spectrum");
+            (mean, var, f64::NAN, Box::new(move || known.sample(&mut r)))
+        }
+        method => {
+            let protocol = Protocol {
+                m: p.m,
+                components: p.components,
+                intervals: p.intervals,
+                lbfgs: LbfgsSettings {
+                    max_iterations: p.max_iterations,
+                    ..LbfgsSettings::default()
+                },
+                ..Protocol::default()
+            };
+            let progress = |e: usize| {
+                ctx.progress(e.min(p.max_iterations), p.max_iterations);
+                ctx.over_budget()
+            };
+            let ard_rng = |r: usize| ctx.rng(&format!("ard/{r}"));
+            let ard = fit_ard_family(Family::Ard, xtr, ytr, &protocol, &ard_rng, &progress)?;
+            let fit = match method {
+                RecoveryMethod::Ard => ard,
+                RecoveryMethod::Gm => fit_from_ard(
+                    Family::Gm,
+                    xtr,
+                    ytr,
+                    &protocol,
+                    &ard,
+                    &mut method_rng,
+                    &progress,
+                )?,
+                _ => fit_from_ard(
+                    Family::Pwl,
+                    xtr,
+                    ytr,
+                    &protocol,
+                    &ard,
+                    &mut method_rng,
+                    &progress,
+                )?,
+            };
+            let (mean, var) = predict(&fit, xtr, ytr, xte)?;
+            let mut r = ctx.rng("spectrum");
+            let nlml = fit.nlml;
+            (mean, var, nlml, {
+                let spectrum = ModelSpectrum::new(&fit.model, &fit.theta);
+                Box::new(move || spectrum.sample(&mut r))
+            })
+        }
+    };
     let fit_seconds = clock.cpu();
     let (centres, density, out) = histogram(p.truth, &mut draw);
     let truth = Known::new(p.truth, p.dim)?;
