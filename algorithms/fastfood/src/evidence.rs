@@ -7,8 +7,10 @@
 //! (O(n²D + n³), when n < D: the SMALL sets with D = 512). Both give the same numbers up to
 //! rounding; the exact GP uses the dual form with its own Gram matrix.
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
-use ndarray_linalg::{FactorizeCInto, InverseCInto, SolveC, UPLO};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, OwnedRepr};
+use ndarray_linalg::{
+    CholeskyFactorized, DeterminantC, FactorizeCInto, InverseCInto, SolveC, UPLO,
+};
 
 use crate::blas::{gemm, gram};
 use crate::error::FastfoodError;
@@ -30,6 +32,18 @@ fn not_pd(what: &str, e: impl std::fmt::Display) -> FastfoodError {
     FastfoodError::Numerical(format!("{what} is not positive definite ({e})"))
 }
 
+/// The Cholesky factor of `m + σ²I` (`what` names the matrix in errors).
+fn factor_with_noise(
+    mut m: Array2<f64>,
+    noise: f64,
+    what: &str,
+) -> Result<CholeskyFactorized<OwnedRepr<f64>>, FastfoodError> {
+    for i in 0..m.nrows() {
+        m[[i, i]] += noise;
+    }
+    m.factorizec_into(UPLO::Lower).map_err(|e| not_pd(what, e))
+}
+
 /// log p(y) for features `phi` (n × D), targets `y` and noise variance `noise` > 0.
 pub fn evidence(
     phi: ArrayView2<f64>,
@@ -45,8 +59,7 @@ pub fn evidence(
     if phi.nrows() >= phi.ncols() {
         primal(phi, y, noise, gradients)
     } else {
-        let mut k = gram(phi, false);
-        let dual = dual_from_gram(&mut k, y, noise)?;
+        let dual = dual_from_gram(gram(phi, false), y, noise)?;
         let d_phi = if gradients {
             // ∂/∂Φ = (ααᵀ − K⁻¹) Φ = α (Φᵀα)ᵀ − K⁻¹Φ.
             let a = phi.t().dot(&dual.alpha);
@@ -75,16 +88,10 @@ fn primal(
     gradients: bool,
 ) -> Result<Evidence, FastfoodError> {
     let (n, d) = phi.dim();
-    let mut a = gram(phi, true);
-    for i in 0..d {
-        a[[i, i]] += noise;
-    }
     let b = phi.t().dot(&y);
-    let chol = a
-        .factorizec_into(UPLO::Lower)
-        .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+    let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
     let w = chol.solvec(&b).map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
-    let log_det_a = log_det(&chol);
+    let log_det_a = chol.ln_detc();
     let yy = y.dot(&y);
     let log_p = -0.5
         * ((yy - b.dot(&w)) / noise
@@ -111,11 +118,6 @@ fn primal(
     })
 }
 
-fn log_det<S: ndarray::Data<Elem = f64>>(chol: &ndarray_linalg::CholeskyFactorized<S>) -> f64 {
-    use ndarray_linalg::DeterminantC;
-    chol.ln_detc()
-}
-
 /// The dual form on a Gram matrix without noise: K = `gram` + σ²I.
 #[derive(Debug, Clone)]
 pub struct Dual {
@@ -126,20 +128,16 @@ pub struct Dual {
     pub k_inv: Array2<f64>,
 }
 
-/// log N(y; 0, gram + σ²I), α and K⁻¹ (`gram` is overwritten).
+/// log N(y; 0, gram + σ²I), α and K⁻¹ (the Gram matrix is consumed).
 pub fn dual_from_gram(
-    gram: &mut Array2<f64>,
+    gram: Array2<f64>,
     y: ArrayView1<f64>,
     noise: f64,
 ) -> Result<Dual, FastfoodError> {
     let n = gram.nrows();
-    let mut k = std::mem::take(gram);
-    for i in 0..n {
-        k[[i, i]] += noise;
-    }
-    let chol = k.factorizec_into(UPLO::Lower).map_err(|e| not_pd("K", e))?;
+    let chol = factor_with_noise(gram, noise, "K")?;
     let alpha = chol.solvec(&y.to_owned()).map_err(|e| not_pd("K", e))?;
-    let log_p = -0.5 * (y.dot(&alpha) + log_det(&chol) + n as f64 * LN_2PI);
+    let log_p = -0.5 * (y.dot(&alpha) + chol.ln_detc() + n as f64 * LN_2PI);
     let k_inv = chol.invc_into().map_err(|e| not_pd("K", e))?;
     Ok(Dual {
         log_p,
@@ -162,14 +160,7 @@ impl Posterior {
         y: ArrayView1<f64>,
         noise: f64,
     ) -> Result<Self, FastfoodError> {
-        let d = phi.ncols();
-        let mut a = gram(phi, true);
-        for i in 0..d {
-            a[[i, i]] += noise;
-        }
-        let chol = a
-            .factorizec_into(UPLO::Lower)
-            .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+        let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
         let mean = chol
             .solvec(&phi.t().dot(&y))
             .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;

@@ -69,8 +69,7 @@ impl<'a> ExactArd<'a> {
     pub fn log_p(&self, theta: &[f64]) -> Result<(f64, Vec<f64>), FastfoodError> {
         let (noise, signal, lengths) = self.unpack(theta);
         let kf = kernel_matrix(self.x, self.x, signal, &lengths);
-        let mut k = kf.clone();
-        let dual = dual_from_gram(&mut k, self.y, noise)?;
+        let dual = dual_from_gram(kf.clone(), self.y, noise)?;
         let (n, d) = self.x.dim();
         // ∂log p/∂θ = ½ Σ_ij W_ij ∂K_ij/∂θ with W = ααᵀ − K⁻¹.
         let rows: Vec<Vec<f64>> = (0..n)
@@ -105,8 +104,8 @@ impl<'a> ExactArd<'a> {
     ) -> Result<(Array1<f64>, Array1<f64>), FastfoodError> {
         check_inputs("test inputs", test, Some(self.x.ncols()))?;
         let (noise, signal, lengths) = self.unpack(theta);
-        let mut k = kernel_matrix(self.x, self.x, signal, &lengths);
-        let dual = dual_from_gram(&mut k, self.y, noise)?;
+        let k = kernel_matrix(self.x, self.x, signal, &lengths);
+        let dual = dual_from_gram(k, self.y, noise)?;
         let ks = kernel_matrix(test, self.x, signal, &lengths);
         let mean = ks.dot(&dual.alpha);
         let kk = ks.dot(&dual.k_inv);

@@ -4,7 +4,7 @@
 //! FSGBARD, PWL, GM) and SSGPR from the fitted ARD solution, the exact ARD GP from the spec's
 //! start; predictions, RMSE and MNLP.
 
-use ndarray::{Array1, ArrayView1, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::Rng;
 use rand_distr::StandardNormal;
 
@@ -169,32 +169,47 @@ pub fn fit_ard_family<R: Rng>(
             expected: "Rbf or Ard (the other kernels start from an ARD fit)",
         });
     }
-    crate::error::at_least_one("restarts", protocol.restarts)?;
     let floor = noise_floor(protocol, y);
     let dim = x.ncols();
-    let mut best: Option<Fit> = None;
-    let (mut iterations, mut evaluations) = (0, 0);
-    for r in 0..protocol.restarts {
+    let (mut best, iterations, evaluations) = best_of_restarts(protocol.restarts, |r| {
         let mut rng = rng_for(r);
         let draw = FastfoodDraw::sample(dim, protocol.m, &mut rng);
         let model = FeatureModel::new(protocol.spec(family), dim, floor, Some(draw), &mut rng)?;
         let at = perturbed(ArdPoint::default_start(dim, variance(y)), r, &mut rng);
         let start = model.start(&at, &mut rng);
         let fit = run(model, start, x, y, &protocol.lbfgs, stop)?;
-        iterations += fit.iterations;
-        evaluations += fit.evaluations;
-        let interrupted = fit.stop == Stop::Interrupted;
-        if best.as_ref().is_none_or(|b| fit.nlml < b.nlml) {
-            best = Some(fit);
-        }
-        if interrupted {
-            break;
-        }
-    }
-    let mut best = best.expect("at least one restart");
+        let (value, iterations, evaluations, stop) =
+            (fit.nlml, fit.iterations, fit.evaluations, fit.stop);
+        Ok((fit, value, iterations, evaluations, stop))
+    })?;
     best.iterations = iterations;
     best.evaluations = evaluations;
     Ok(best)
+}
+
+/// Runs restart `r` for r in `0..restarts` (stopping after an interrupted one) and keeps the
+/// run of the lowest value (the first on ties); returns it with the iterations and evaluations
+/// summed over all runs.
+fn best_of_restarts<T>(
+    restarts: usize,
+    mut run: impl FnMut(usize) -> Result<(T, f64, usize, usize, Stop), FastfoodError>,
+) -> Result<(T, usize, usize), FastfoodError> {
+    crate::error::at_least_one("restarts", restarts)?;
+    let mut best: Option<(T, f64)> = None;
+    let (mut iterations, mut evaluations) = (0, 0);
+    for r in 0..restarts {
+        let (result, value, its, evals, stop) = run(r)?;
+        iterations += its;
+        evaluations += evals;
+        if best.as_ref().is_none_or(|(_, b)| value < *b) {
+            best = Some((result, value));
+        }
+        if stop == Stop::Interrupted {
+            break;
+        }
+    }
+    let (best, _) = best.expect("at least one restart");
+    Ok((best, iterations, evaluations))
 }
 
 /// Fits FSARD, FSGBARD, PWL, GM or SSGPR from a fitted ARD model (FSARD, FSGBARD and PWL keep
@@ -249,7 +264,6 @@ pub fn fit_exact<R: Rng>(
     stop: &(dyn Fn(usize) -> bool + Sync),
 ) -> Result<ExactFit, FastfoodError> {
     check_data(x, y)?;
-    crate::error::at_least_one("restarts", protocol.restarts)?;
     let floor = noise_floor(protocol, y);
     let gp = ExactArd::new(x, y, floor)?;
     let n = x.nrows() as f64;
@@ -257,32 +271,22 @@ pub fn fit_exact<R: Rng>(
         gp.log_p(t)
             .map(|(v, g)| (-v / n, g.into_iter().map(|v| -v / n).collect()))
     };
-    let mut best: Option<ExactFit> = None;
-    let (mut iterations, mut evaluations) = (0, 0);
-    for r in 0..protocol.restarts {
+    let (mut best, iterations, evaluations) = best_of_restarts(protocol.restarts, |r| {
         let mut rng = rng_for(r);
         let at = perturbed(ArdPoint::default_start(x.ncols(), variance(y)), r, &mut rng);
         let mut start = vec![(at.noise - floor).max(1e-3 * floor).ln(), at.signal.ln()];
         start.extend(at.lengths.iter().map(|l| l.ln()));
         let o = minimise(&f, start, &protocol.lbfgs, stop)?;
-        iterations += o.iterations;
-        evaluations += o.evaluations;
-        let interrupted = o.stop == Stop::Interrupted;
-        if best.as_ref().is_none_or(|b| o.value < b.nlml) {
-            best = Some(ExactFit {
-                theta: o.theta,
-                nlml: o.value,
-                iterations: 0,
-                evaluations: 0,
-                stop: o.stop,
-                noise_floor: floor,
-            });
-        }
-        if interrupted {
-            break;
-        }
-    }
-    let mut best = best.expect("at least one restart");
+        let fit = ExactFit {
+            theta: o.theta,
+            nlml: o.value,
+            iterations: 0,
+            evaluations: 0,
+            stop: o.stop,
+            noise_floor: floor,
+        };
+        Ok((fit, o.value, o.iterations, o.evaluations, o.stop))
+    })?;
     best.iterations = iterations;
     best.evaluations = evaluations;
     Ok(best)
@@ -296,6 +300,35 @@ pub fn predict_exact(
     test: ArrayView2<f64>,
 ) -> Result<(Array1<f64>, Array1<f64>), FastfoodError> {
     ExactArd::new(x, y, fit.noise_floor)?.predict(&fit.theta, test)
+}
+
+/// z-scores `train` and `test` with the training rows' statistics (decision D1). Columns
+/// constant on the training rows are dropped (`drop_constant`) or only centred.
+pub fn standardise(
+    train: &Array2<f64>,
+    test: &Array2<f64>,
+    drop_constant: bool,
+) -> (Array2<f64>, Array2<f64>) {
+    let n = train.nrows().max(1) as f64;
+    let mut keep = Vec::new();
+    let mut stats = Vec::new();
+    for (j, col) in train.axis_iter(Axis(1)).enumerate() {
+        let mean = col.sum() / n;
+        let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+        if sd > 1e-12 * (1.0 + mean.abs()) {
+            keep.push(j);
+            stats.push((mean, sd));
+        } else if !drop_constant {
+            keep.push(j);
+            stats.push((mean, 1.0));
+        }
+    }
+    let z = |x: &Array2<f64>| {
+        Array2::from_shape_fn((x.nrows(), keep.len()), |(i, k)| {
+            (x[[i, keep[k]]] - stats[k].0) / stats[k].1
+        })
+    };
+    (z(train), z(test))
 }
 
 /// Root mean squared error.

@@ -140,14 +140,23 @@ impl RadialKernel {
     }
 
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Vec<f64> {
-        let mut scratch = vec![0.0; self.heights.len()];
-        let r = self
-            .density
-            .radius(&self.heights, rng.random(), &mut scratch);
-        let z: Vec<f64> = (0..self.dim).map(|_| rng.sample(StandardNormal)).collect();
-        let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
-        z.into_iter().map(|v| r * v / norm).collect()
+        radial_frequency(&self.density, &self.heights, self.dim, rng)
     }
+}
+
+/// A frequency in R^d with radius from the piecewise-linear density (inverse CDF at one uniform)
+/// and a uniform direction (a normalised standard normal), drawn in that order.
+fn radial_frequency<R: Rng + ?Sized>(
+    density: &PiecewiseLinear,
+    heights: &[f64],
+    d: usize,
+    rng: &mut R,
+) -> Vec<f64> {
+    let mut scratch = vec![0.0; heights.len()];
+    let r = density.radius(heights, rng.random(), &mut scratch);
+    let z: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
+    let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+    z.into_iter().map(|v| r * v / norm).collect()
 }
 
 /// The spectral distribution of a fitted model at θ (its m → ∞ limit where the family has one):
@@ -218,15 +227,9 @@ impl ModelSpectrum {
                 pad,
                 lengths,
             } => {
-                let mut scratch = vec![0.0; heights.len()];
-                let r = density.radius(heights, rng.random(), &mut scratch);
-                let z: Vec<f64> = (0..*pad).map(|_| rng.sample(StandardNormal)).collect();
-                let norm = z.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
-                lengths
-                    .iter()
-                    .enumerate()
-                    .map(|(k, l)| r * z[k] / norm / l)
-                    .collect()
+                // In the padded space, then the input coordinates over the lengthscales.
+                let omega = radial_frequency(density, heights, *pad, rng);
+                lengths.iter().zip(&omega).map(|(l, w)| w / l).collect()
             }
             ModelSpectrum::Empirical(rows) => {
                 let j = rng.random_range(0..rows.nrows());

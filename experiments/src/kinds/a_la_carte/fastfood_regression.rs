@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{bail, Result};
-use fastfood::fit::{mnlp, rmse, ExactFit};
+use fastfood::fit::{mnlp, rmse, standardise, ExactFit};
 use fastfood::{
     fit_ard_family, fit_exact, fit_from_ard, predict, predict_exact, Family, Fit, LbfgsSettings,
     Protocol,
@@ -32,7 +32,7 @@ use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
-use crate::kinds::common::params::{positive, require_regression};
+use crate::kinds::common::params::require_regression;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -188,7 +188,6 @@ impl Params for RegressionParams {
                 return Err(format!("{name} = {v}: expected a finite number >= 0"));
             }
         }
-        positive("tol_cost + 1", self.tol_cost + 1.0)?;
         Ok(())
     }
 }
@@ -205,31 +204,7 @@ pub struct Split {
     raw_train: Array2<f64>,
     raw_test: Array2<f64>,
     test_y: Array1<f64>,
-    /// Training rows of the split before any `max_train` cap.
-    train_rows: Vec<usize>,
     ard: Mutex<HashMap<String, ArdSlot>>,
-}
-
-/// z-scores with the training rows' statistics; columns constant on the training rows are
-/// dropped.
-fn standardise(train: &Array2<f64>, test: &Array2<f64>) -> (Array2<f64>, Array2<f64>) {
-    let n = train.nrows().max(1) as f64;
-    let mut keep = Vec::new();
-    let mut stats = Vec::new();
-    for (j, col) in train.axis_iter(Axis(1)).enumerate() {
-        let mean = col.sum() / n;
-        let sd = (col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
-        if sd > 1e-12 * (1.0 + mean.abs()) {
-            keep.push(j);
-            stats.push((mean, sd));
-        }
-    }
-    let z = |x: &Array2<f64>| {
-        Array2::from_shape_fn((x.nrows(), keep.len()), |(i, k)| {
-            (x[[i, keep[k]]] - stats[k].0) / stats[k].1
-        })
-    };
-    (z(train), z(test))
 }
 
 const COLUMNS: &[ColumnDoc] = &[
@@ -348,7 +323,7 @@ impl Kind for FastfoodRegression {
         if sets.train.y.is_empty() || sets.test.y.is_empty() {
             bail!("the split has an empty training or test set");
         }
-        let (train, test) = standardise(&sets.train.x, &sets.test.x);
+        let (train, test) = standardise(&sets.train.x, &sets.test.x, true);
         if train.ncols() == 0 {
             bail!("every input column is constant on the training rows");
         }
@@ -359,7 +334,6 @@ impl Kind for FastfoodRegression {
             raw_train: sets.train.x,
             raw_test: sets.test.x,
             test_y: sets.test.y,
-            train_rows: data.sets()?.parts.train.clone(),
             ard: Mutex::new(HashMap::new()),
         })
     }
@@ -377,7 +351,7 @@ fn training_rows(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Option<V
         return None;
     }
     // Positions 0..n of the training rows, in the repetition's order.
-    let positions: Vec<usize> = (0..d.train_rows.len()).collect();
+    let positions: Vec<usize> = (0..d.train.nrows()).collect();
     let mut take: Vec<usize> = ctx.shuffled(&positions)[..cap].to_vec();
     take.sort_unstable();
     Some(take)
@@ -549,7 +523,7 @@ mod tests {
     fn standardisation_uses_training_statistics_and_drops_constant_columns() {
         let train = ndarray::array![[1.0, 5.0, 2.0], [3.0, 5.0, 4.0]];
         let test = ndarray::array![[2.0, 7.0, 0.0]];
-        let (a, b) = standardise(&train, &test);
+        let (a, b) = standardise(&train, &test, true);
         assert_eq!(a, ndarray::array![[-1.0, -1.0], [1.0, 1.0]]);
         assert_eq!(b, ndarray::array![[0.0, -3.0]]);
     }

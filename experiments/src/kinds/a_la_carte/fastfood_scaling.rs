@@ -12,9 +12,9 @@
 
 use anyhow::{bail, Result};
 use fastfood::evidence::evidence;
-use fastfood::fit::objective;
+use fastfood::fit::{objective, standardise};
 use fastfood::{ArdPoint, Family, FeatureModel, KernelSpec};
-use ndarray::{Array1, Array2, Axis};
+use ndarray::{Array1, Array2};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
@@ -164,7 +164,8 @@ impl Kind for FastfoodScaling {
             x: match data {
                 DataView::Sets(_) => {
                     let sets = data.regression()?;
-                    Some(zscore(&sets.train.x))
+                    let none = Array2::zeros((0, sets.train.x.ncols()));
+                    Some(standardise(&sets.train.x, &none, false).0)
                 }
                 _ => None,
             },
@@ -174,14 +175,6 @@ impl Kind for FastfoodScaling {
     fn run_cell(d: &Inputs, p: &ScalingParams, ctx: &CellContext) -> Result<Vec<Row>> {
         on_own_thread(|| scaling(d, p, ctx))
     }
-}
-
-fn zscore(x: &Array2<f64>) -> Array2<f64> {
-    let mean = x.mean_axis(Axis(0)).expect("rows");
-    let sd = x
-        .std_axis(Axis(0), 0.0)
-        .mapv(|s| if s > 1e-12 { s } else { 1.0 });
-    (x - &mean) / &sd
 }
 
 /// The minimum CPU time of `repeats` runs of `f`, and its last value.
@@ -297,8 +290,11 @@ mod tests {
     }
 
     #[test]
-    fn zscore_centres_and_scales_and_keeps_constant_columns_finite() {
+    fn inputs_are_centred_and_scaled_and_constant_columns_kept() {
         let x = ndarray::array![[1.0, 2.0], [3.0, 2.0]];
-        assert_eq!(zscore(&x), ndarray::array![[-1.0, 0.0], [1.0, 0.0]]);
+        assert_eq!(
+            standardise(&x, &x, false).0,
+            ndarray::array![[-1.0, 0.0], [1.0, 0.0]]
+        );
     }
 }

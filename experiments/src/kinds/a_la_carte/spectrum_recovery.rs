@@ -266,7 +266,7 @@ impl Known {
 }
 
 /// Draws one frequency from a spectral distribution.
-type Sampler = Box<dyn FnMut() -> Vec<f64>>;
+type Sampler<'a> = Box<dyn FnMut() -> Vec<f64> + 'a>;
 
 const BINS: usize = 60;
 const DRAWS: usize = 200_000;
@@ -331,22 +331,19 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
     let mut method_rng = ctx.rng("method");
     let (mean, var, nlml, mut draw): (Array1<f64>, Array1<f64>, f64, Sampler) = match p.method {
         RecoveryMethod::Oracle => {
-            let mut k = known.gram(xtr, xtr);
             let noise = p.noise_sd * p.noise_sd;
-            let dual = dual_from_gram(&mut k, ytr, noise)?;
+            let dual = dual_from_gram(known.gram(xtr, xtr), ytr, noise)?;
             let ks = known.gram(xte, xtr);
             let mean = ks.dot(&dual.alpha);
             let kk = ks.dot(&dual.k_inv);
-            let var = Array1::from_iter((0..p.n_test).map(|i| {
-                (known.gram(
-                    xte.slice(ndarray::s![i..i + 1, ..]),
-                    xte.slice(ndarray::s![i..i + 1, ..]),
-                )[[0, 0]]
-                    - kk.row(i).dot(&ks.row(i)))
-                .max(0.0)
-                    + noise
-            }));
+            // k(x, x) = k(0) for a stationary kernel.
+            let first = xte.slice(ndarray::s![..1, ..]);
+            let k0 = known.gram(first, first)[[0, 0]];
+            let var = Array1::from_iter(
+                (0..p.n_test).map(|i| (k0 - kk.row(i).dot(&ks.row(i))).max(0.0) + noise),
+            );
             let mut r = ctx.rng("spectrum");
+            let known = &known;
             (mean, var, f64::NAN, Box::new(move || known.sample(&mut r)))
         }
         method => {
@@ -366,26 +363,14 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
             };
             let ard_rng = |r: usize| ctx.rng(&format!("ard/{r}"));
             let ard = fit_ard_family(Family::Ard, xtr, ytr, &protocol, &ard_rng, &progress)?;
-            let fit = match method {
-                RecoveryMethod::Ard => ard,
-                RecoveryMethod::Gm => fit_from_ard(
-                    Family::Gm,
-                    xtr,
-                    ytr,
-                    &protocol,
-                    &ard,
-                    &mut method_rng,
-                    &progress,
-                )?,
-                _ => fit_from_ard(
-                    Family::Pwl,
-                    xtr,
-                    ytr,
-                    &protocol,
-                    &ard,
-                    &mut method_rng,
-                    &progress,
-                )?,
+            let family = match method {
+                RecoveryMethod::Gm => Some(Family::Gm),
+                RecoveryMethod::Pwl => Some(Family::Pwl),
+                _ => None,
+            };
+            let fit = match family {
+                None => ard,
+                Some(f) => fit_from_ard(f, xtr, ytr, &protocol, &ard, &mut method_rng, &progress)?,
             };
             let (mean, var) = predict(&fit, xtr, ytr, xte)?;
             let mut r = ctx.rng("spectrum");
@@ -398,9 +383,9 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
     };
     let fit_seconds = clock.cpu();
     let (centres, density, out) = histogram(p.truth, &mut draw);
-    let truth = Known::new(p.truth, p.dim)?;
+    drop(draw);
     let mut rt = ctx.rng("truth");
-    let (_, true_density, true_out) = histogram(p.truth, || truth.sample(&mut rt));
+    let (_, true_density, true_out) = histogram(p.truth, || known.sample(&mut rt));
     let w = centres.get(1).map_or(1.0, |c| c - centres[0]);
     let l1: f64 = density
         .iter()
