@@ -57,6 +57,24 @@ impl OneHotFeatures {
         })
     }
 
+    /// The first `n_rows` rows as SGD reads them, every present entry with value `value`:
+    /// validated at construction, so read without a bounds check per entry
+    /// ([`crate::sgd::OneHotRows::bounded`]).
+    pub fn sgd_rows(&self, n_rows: usize, value: f64) -> crate::sgd::OneHotRows<'_> {
+        assert!(n_rows <= self.n_rows, "rows beyond the matrix");
+        // SAFETY: `new` checked every entry to be ABSENT or below n_columns.
+        unsafe {
+            crate::sgd::OneHotRows::bounded(
+                &self.columns,
+                self.n_blocks,
+                n_rows,
+                value,
+                self.n_columns,
+                false,
+            )
+        }
+    }
+
     /// Number of rows (data points).
     pub fn n_rows(&self) -> usize {
         self.n_rows

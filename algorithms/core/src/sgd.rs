@@ -39,6 +39,10 @@ pub struct OneHotRows<'a> {
     n_rows: usize,
     /// Every entry present (no [`ABSENT`]): the inner loops skip the test.
     complete: bool,
+    /// Every present entry is below this bound, checked once (at construction or by the type
+    /// that built the array): a weight vector at least this long is read and written without a
+    /// bounds check per entry. `None`: each entry is checked.
+    bound: Option<usize>,
 }
 
 impl<'a> OneHotRows<'a> {
@@ -51,6 +55,7 @@ impl<'a> OneHotRows<'a> {
             value,
             n_rows,
             complete: false,
+            bound: None,
         }
     }
 
@@ -64,8 +69,53 @@ impl<'a> OneHotRows<'a> {
         }
     }
 
+    /// As [`Self::complete`] (`complete`) or [`Self::new`], for an array whose entries in the
+    /// first `n_rows` rows are all below `n_columns` (or [`ABSENT`] unless `complete`): the
+    /// weight vector is checked once per call to be at least `n_columns` long, not once per
+    /// entry. The same arithmetic in the same order as the checked rows, so the same bits.
+    ///
+    /// # Safety
+    /// Every entry of `columns[..n_rows * n_blocks]` is `< n_columns`, or [`ABSENT`] when
+    /// `complete` is false. [`crate::one_hot::OneHotFeatures::sgd_rows`] is the safe way in for
+    /// validated matrices.
+    pub unsafe fn bounded(
+        columns: &'a [u32],
+        n_blocks: usize,
+        n_rows: usize,
+        value: f64,
+        n_columns: usize,
+        complete: bool,
+    ) -> Self {
+        Self {
+            complete,
+            bound: Some(n_columns),
+            ..Self::new(columns, n_blocks, n_rows, value)
+        }
+    }
+
     fn row(&self, i: usize) -> &[u32] {
         &self.columns[i * self.n_blocks..(i + 1) * self.n_blocks]
+    }
+}
+
+/// `Σ_k v[row_k]` with four partial sums over the entries in turn (the additions no longer wait
+/// on each other; a fixed order, so deterministic), skipping [`ABSENT`] entries unless
+/// `complete`. `get` reads one weight.
+#[inline(always)]
+fn gather_sum(row: &[u32], complete: bool, get: impl Fn(u32) -> f64) -> f64 {
+    if complete {
+        let mut acc = [0.0f64; 4];
+        let chunks = row.chunks_exact(4);
+        let tail: f64 = chunks.remainder().iter().map(|&c| get(c)).sum();
+        for c in chunks {
+            acc[0] += get(c[0]);
+            acc[1] += get(c[1]);
+            acc[2] += get(c[2]);
+            acc[3] += get(c[3]);
+        }
+        (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    } else {
+        row.iter().filter(|&&c| c != ABSENT).map(|&c| get(c)).sum()
     }
 }
 
@@ -75,37 +125,40 @@ impl Rows for OneHotRows<'_> {
     }
     fn dot(&self, i: usize, v: &[f64]) -> f64 {
         let row = self.row(i);
-        let sum: f64 = if self.complete {
-            // Four partial sums: the additions no longer wait on each other (fixed order, so
-            // still deterministic).
-            let mut acc = [0.0f64; 4];
-            let chunks = row.chunks_exact(4);
-            let tail: f64 = chunks.remainder().iter().map(|&c| v[c as usize]).sum();
-            for c in chunks {
-                acc[0] += v[c[0] as usize];
-                acc[1] += v[c[1] as usize];
-                acc[2] += v[c[2] as usize];
-                acc[3] += v[c[3] as usize];
+        let sum = match self.bound {
+            Some(bound) => {
+                assert!(v.len() >= bound, "weights shorter than the column bound");
+                // SAFETY: every entry is below `bound <= v.len()` (the contract of `bounded`).
+                gather_sum(row, self.complete, |c| unsafe {
+                    *v.get_unchecked(c as usize)
+                })
             }
-            (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-        } else {
-            row.iter()
-                .filter(|&&c| c != ABSENT)
-                .map(|&c| v[c as usize])
-                .sum()
+            None => gather_sum(row, self.complete, |c| v[c as usize]),
         };
         self.value * sum
     }
     fn add_to(&self, i: usize, a: f64, v: &mut [f64]) {
         let step = a * self.value;
         let row = self.row(i);
-        if self.complete {
-            for &c in row {
-                v[c as usize] += step;
+        match (self.bound, self.complete) {
+            (Some(bound), complete) => {
+                assert!(v.len() >= bound, "weights shorter than the column bound");
+                for &c in row {
+                    if complete || c != ABSENT {
+                        // SAFETY: every entry is below `bound <= v.len()` (contract of `bounded`).
+                        unsafe { *v.get_unchecked_mut(c as usize) += step };
+                    }
+                }
             }
-        } else {
-            for &c in row.iter().filter(|&&c| c != ABSENT) {
-                v[c as usize] += step;
+            (None, true) => {
+                for &c in row {
+                    v[c as usize] += step;
+                }
+            }
+            (None, false) => {
+                for &c in row.iter().filter(|&&c| c != ABSENT) {
+                    v[c as usize] += step;
+                }
             }
         }
     }

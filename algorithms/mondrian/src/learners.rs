@@ -273,8 +273,7 @@ impl KernelSgdSweep {
     }
 
     fn rows(state: &SweepState, n_rows: usize) -> OneHotRows<'_> {
-        let m = state.n_trees();
-        OneHotRows::complete(state.leaf_ids(), m, n_rows, 1.0 / (m as f64).sqrt())
+        state.sgd_rows(n_rows, 1.0 / (state.n_trees() as f64).sqrt())
     }
 }
 
@@ -294,6 +293,8 @@ pub struct SweepFit {
     pub centred_predictions: Array1<f64>,
     /// The ridge solve (learner `Ridge` only).
     pub ridge: Option<KernelFit>,
+    /// Indices of the events this advance applied.
+    pub events: std::ops::Range<usize>,
 }
 
 impl SweepLearner {
@@ -312,14 +313,16 @@ impl SweepLearner {
         match self {
             SweepLearner::Ridge(ridge) => {
                 let applied = state.advance_to(forest, events, lifetime);
-                ridge.inherit(&events[applied]);
+                ridge.inherit(&events[applied.clone()]);
                 let fit = ridge.fit(&state.features(), n_train, y_centred);
                 SweepFit {
                     centred_predictions: fit.centred_predictions.clone(),
                     ridge: Some(fit),
+                    events: applied,
                 }
             }
             SweepLearner::Sgd(sgd, rng) => {
+                let first = state.applied();
                 while events
                     .get(state.applied())
                     .is_some_and(|e| e.time <= lifetime)
@@ -331,6 +334,7 @@ impl SweepLearner {
                 SweepFit {
                     centred_predictions: sgd.centred_predictions(state),
                     ridge: None,
+                    events: first..state.applied(),
                 }
             }
         }
@@ -355,6 +359,16 @@ pub struct ForestFit {
     pub leaf_values: Vec<(u32, f64)>,
 }
 
+/// A leaf's value `S_ℓ/(n_ℓ + δ)` (0 for a leaf without training points).
+fn leaf_value(sum: f64, count: f64, delta: f64) -> f64 {
+    sum / (count + delta)
+}
+
+/// `(1/M) Σ_m T_m(x)` of a row of M leaf columns.
+fn row_prediction(row: &[u32], values: &[f64]) -> f64 {
+    row.iter().map(|&c| values[c as usize]).sum::<f64>() / row.len() as f64
+}
+
 /// Fits every tree alone: leaf value `S_ℓ/(n_ℓ + δ)` from the training rows `0..n_train`;
 /// leaves without training points predict 0.
 pub fn forest_fit(
@@ -363,18 +377,21 @@ pub fn forest_fit(
     y_centred: ArrayView1<f64>,
     delta: f64,
 ) -> ForestFit {
-    let m = features.n_blocks();
-    let mut sum = std::collections::HashMap::<u32, (f64, f64)>::new();
+    let n_columns = features.n_columns();
+    let (mut sums, mut counts) = (vec![0.0; n_columns], vec![0.0; n_columns]);
     for i in 0..n_train {
         for &c in features.row(i) {
-            let e = sum.entry(c).or_insert((0.0, 0.0));
-            e.0 += y_centred[i];
-            e.1 += 1.0;
+            sums[c as usize] += y_centred[i];
+            counts[c as usize] += 1.0;
         }
     }
-    let value = |c: u32| sum.get(&c).map_or(0.0, |(s, n)| s / (n + delta));
+    let values: Vec<f64> = sums
+        .iter()
+        .zip(&counts)
+        .map(|(&s, &n)| leaf_value(s, n, delta))
+        .collect();
     let centred_predictions = (0..features.n_rows())
-        .map(|i| features.row(i).iter().map(|&c| value(c)).sum::<f64>() / m as f64)
+        .map(|i| row_prediction(features.row(i), &values))
         .collect();
     let mut leaves: Vec<(usize, u32)> = (0..features.n_rows())
         .flat_map(|i| features.row(i).iter().copied().enumerate())
@@ -383,6 +400,94 @@ pub fn forest_fit(
     leaves.dedup();
     ForestFit {
         centred_predictions,
-        leaf_values: leaves.into_iter().map(|(_, c)| (c, value(c))).collect(),
+        leaf_values: leaves
+            .into_iter()
+            .map(|(_, c)| (c, values[c as usize]))
+            .collect(),
+    }
+}
+
+/// The "Mondrian forest" along a sweep, updated split by split: a split of leaf ℓ into two
+/// children computes the children's `S/(n + δ)` from their own points and recomputes the
+/// prediction of the points of ℓ only, so an update costs `O(|ℓ| · M)`, not `O(N · M)`. At every
+/// lifetime the predictions are bit-identical to [`forest_fit`] on the sweep's features (the same
+/// additions in the same order: a leaf's training targets in increasing row order).
+#[derive(Debug, Clone)]
+pub struct SweepForest {
+    delta: f64,
+    n_train: usize,
+    /// `S_ℓ/(n_ℓ + δ)` of every global column (0 for leaves without training points).
+    values: Vec<f64>,
+    /// `(1/M) Σ_m T_m(x_i)` for every point.
+    predictions: Array1<f64>,
+    /// Points whose prediction an update must recompute (scratch).
+    dirty: Vec<bool>,
+    /// The points of one child, sorted (scratch).
+    points: Vec<u32>,
+}
+
+impl SweepForest {
+    /// The forest at the sweep's current lifetime; rows `0..n_train` are the training rows with
+    /// centred targets `y_centred`.
+    pub fn new(state: &SweepState, n_train: usize, y_centred: ArrayView1<f64>, delta: f64) -> Self {
+        let fit = forest_fit(&state.features(), n_train, y_centred, delta);
+        let mut values = vec![0.0; state.features_columns()];
+        for (c, v) in fit.leaf_values {
+            values[c as usize] = v;
+        }
+        Self {
+            delta,
+            n_train,
+            values,
+            predictions: fit.centred_predictions,
+            dirty: vec![false; state.n_points()],
+            points: Vec::new(),
+        }
+    }
+
+    /// Applies `events`, which `state` has just applied (in order), to the leaf values and
+    /// recomputes the predictions of the points they moved.
+    pub fn update(
+        &mut self,
+        forest: &crate::MondrianForest,
+        events: &[SweepEvent],
+        state: &SweepState,
+        y_centred: ArrayView1<f64>,
+    ) {
+        for e in events {
+            let tree = &forest.trees()[e.tree];
+            for (node, column) in [(e.left_node, e.left), (e.right_node, e.right)] {
+                // forest_fit adds in increasing row order; a node's points are in increasing
+                // order only while it is a leaf of the terminal tree, so sort them.
+                self.points.clear();
+                self.points.extend_from_slice(tree.points_of(node));
+                self.points.sort_unstable();
+                let (mut sum, mut count) = (0.0, 0.0);
+                for &i in &self.points {
+                    let i = i as usize;
+                    self.dirty[i] = true;
+                    if i < self.n_train {
+                        sum += y_centred[i];
+                        count += 1.0;
+                    }
+                }
+                self.values[column as usize] = leaf_value(sum, count, self.delta);
+            }
+        }
+        if events.is_empty() {
+            return;
+        }
+        let m = state.n_trees();
+        let leaves = state.leaf_ids();
+        for (i, dirty) in self.dirty.iter_mut().enumerate() {
+            if std::mem::take(dirty) {
+                self.predictions[i] = row_prediction(&leaves[i * m..(i + 1) * m], &self.values);
+            }
+        }
+    }
+
+    /// `(1/M) Σ_m T_m(x)` for every point (add ȳ for predictions).
+    pub fn centred_predictions(&self) -> ArrayView1<'_, f64> {
+        self.predictions.view()
     }
 }

@@ -22,7 +22,7 @@ pub use error::MondrianError;
 pub use forest::MondrianForest;
 pub use learners::{
     forest_fit, ForestFit, KernelFit, KernelRidgeSweep, KernelSgdSweep, Preconditioner, SweepFit,
-    SweepLearner, DENSE_BELOW,
+    SweepForest, SweepLearner, DENSE_BELOW,
 };
 pub use process::{sample_box_partition, sample_cut, AxisBox, Cut};
 pub use sweep::{SweepEvent, SweepState};

@@ -125,6 +125,14 @@ impl SweepState {
     pub fn step(&mut self, forest: &MondrianForest, events: &[SweepEvent]) -> Option<usize> {
         let e = *events.get(self.applied)?;
         let tree = &forest.trees()[e.tree];
+        // The leaf ids stay below n_columns (what `sgd_rows` relies on), whatever events the
+        // caller passes.
+        assert!(
+            e.tree < self.n_trees
+                && (e.left as usize) < self.n_columns
+                && (e.right as usize) < self.n_columns,
+            "an event of another forest"
+        );
         for (node, column) in [(e.left_node, e.left), (e.right_node, e.right)] {
             for &i in tree.points_of(node) {
                 self.leaf[i as usize * self.n_trees + e.tree] = column;
@@ -144,6 +152,11 @@ impl SweepState {
         self.n_trees
     }
 
+    /// Number of global columns (all nodes of all trees): every leaf id is below it.
+    pub fn features_columns(&self) -> usize {
+        self.n_columns
+    }
+
     /// Number of points.
     pub fn n_points(&self) -> usize {
         self.n_points
@@ -152,6 +165,24 @@ impl SweepState {
     /// The global column of point `i`'s leaf in tree `m`.
     pub fn leaf(&self, i: usize, m: usize) -> u32 {
         self.leaf[i * self.n_trees + m]
+    }
+
+    /// The first `n_rows` points' leaves as SGD reads them, each entry with value `value`
+    /// (`1/√M`), without a bounds check per entry.
+    pub fn sgd_rows(&self, n_rows: usize, value: f64) -> kernel_core::sgd::OneHotRows<'_> {
+        assert!(n_rows <= self.n_points, "rows beyond the sweep's points");
+        // SAFETY: every leaf id is a global column below n_columns: the roots' offsets at the
+        // start, and `step` checks every child column it writes.
+        unsafe {
+            kernel_core::sgd::OneHotRows::bounded(
+                &self.leaf,
+                self.n_trees,
+                n_rows,
+                value,
+                self.n_columns,
+                true,
+            )
+        }
     }
 
     /// The Mondrian feature matrix at the current lifetime (global column ids).

@@ -547,3 +547,41 @@ fn sgd_sweep_inherits_exactly_and_runs_the_sklearn_rule_on_the_current_features(
         assert!((a - b).abs() < 1e-9, "{a} vs {b}");
     }
 }
+
+#[test]
+fn incremental_sweep_forest_is_bit_identical_to_the_closed_form_at_every_split() {
+    let mut base = ChaCha8Rng::seed_from_u64(24);
+    let (n, n_train, m, delta) = (90, 70, 6, 0.2);
+    let x = Array2::from_shape_fn((n, 3), |_| base.random::<f64>());
+    let centred = ndarray::Array1::from_iter((0..n_train).map(|i| (x[[i, 0]] * 7.0).sin()));
+    let forest =
+        MondrianForest::sample(x.view(), 8.0, m, &mut ChaCha8Rng::seed_from_u64(6)).unwrap();
+    let events = forest.sweep_events();
+    assert!(events.len() > 40);
+    // One split at a time, and in batches of several splits (the checkpoints of a sweep).
+    for batch in [1usize, 7] {
+        let mut state = mondrian::SweepState::new(&forest);
+        let mut incremental = mondrian::SweepForest::new(&state, n_train, centred.view(), delta);
+        loop {
+            let first = state.applied();
+            for _ in 0..batch {
+                state.step(&forest, &events);
+            }
+            let applied = first..state.applied();
+            incremental.update(&forest, &events[applied.clone()], &state, centred.view());
+            let closed = mondrian::forest_fit(&state.features(), n_train, centred.view(), delta);
+            let bits =
+                |v: ndarray::ArrayView1<f64>| v.iter().map(|p| p.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(incremental.centred_predictions()),
+                bits(closed.centred_predictions.view()),
+                "after {} events",
+                state.applied()
+            );
+            if applied.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(state.applied(), events.len());
+    }
+}

@@ -22,6 +22,11 @@ pub struct Checkpoints {
     /// lifetime are ignored, so one list serves several terminal lifetimes.
     #[serde(default)]
     pub include: Vec<f64>,
+    /// Also evaluate after every split of every tree (the authors' per-event records: the
+    /// curves as step functions, spec §11.9); the grid and `include` are kept. Left out of the
+    /// stored parameters when false, so configs without it keep their cell keys.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_split: bool,
 }
 
 impl Checkpoints {
@@ -200,6 +205,23 @@ impl Sweep {
             mean,
             centred,
         })
+    }
+
+    /// The checkpoint lifetimes of this sweep: the grid to `terminal` plus `extra`, and with
+    /// `every_split` the time of every split.
+    pub fn checkpoint_lifetimes(
+        &self,
+        checkpoints: &Checkpoints,
+        terminal: f64,
+        extra: Option<f64>,
+    ) -> Vec<f64> {
+        let mut lifetimes = checkpoints.lifetimes(terminal, extra);
+        if checkpoints.every_split {
+            lifetimes.extend(self.events.iter().map(|e| e.time));
+            lifetimes.sort_by(f64::total_cmp);
+            lifetimes.dedup();
+        }
+        lifetimes
     }
 
     /// Applies every split with time `<= lifetime` and updates the kernel model.

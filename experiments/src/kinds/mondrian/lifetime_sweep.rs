@@ -19,7 +19,7 @@ use anyhow::Result;
 use kernel_core::kernel::laplace_gram;
 use kernel_core::metrics::relative_error_percent;
 use kernel_core::ridge::kernel_ridge;
-use mondrian::forest_fit;
+use mondrian::{forest_fit, SweepForest};
 use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
 
@@ -256,7 +256,12 @@ impl Kind for LifetimeSweep {
         let (mean, centred) = (sweep.mean, sweep.centred.clone());
         let sets = evaluation_sets(d);
         let mut rows = Vec::new();
-        let lifetimes = p.checkpoints.lifetimes(p.terminal_lifetime, p.weights_at);
+        let lifetimes =
+            sweep.checkpoint_lifetimes(&p.checkpoints, p.terminal_lifetime, p.weights_at);
+        // The forest is updated split by split (the points of the split leaves only).
+        let mut forest = p
+            .forest
+            .then(|| SweepForest::new(&sweep.state, n_train, centred.view(), p.delta));
         for (k, &lifetime) in lifetimes.iter().enumerate() {
             if ctx.over_budget() {
                 break;
@@ -264,16 +269,25 @@ impl Kind for LifetimeSweep {
             ctx.progress(k, lifetimes.len());
             let fit = sweep.advance(lifetime);
             let state = &sweep.state;
+            if let Some(f) = forest.as_mut() {
+                f.update(
+                    &sweep.forest,
+                    &sweep.events[fit.events.clone()],
+                    state,
+                    centred.view(),
+                );
+            }
             let (kernel_pred, solve) = (fit.centred_predictions, fit.ridge);
             let weights_here = p.weights_at == Some(lifetime);
-            // The forest's closed form is needed to plot it, and for the leaf list of weights.
-            let forest_model = (p.forest || weights_here)
+            // The closed form once more for the leaf list of the weights rows.
+            let weights_forest = weights_here
                 .then(|| forest_fit(&state.features(), n_train, centred.view(), p.delta));
+            let forest_pred = forest.as_ref().map(|f| f.centred_predictions().to_owned());
             let leaves = (p.n_mondrians + state.applied()) as f64 / p.n_mondrians as f64;
             let elapsed = start.elapsed().as_secs_f64();
             let mut models = vec![("kernel", &kernel_pred)];
-            if let Some(f) = forest_model.as_ref().filter(|_| p.forest) {
-                models.push(("forest", &f.centred_predictions));
+            if let Some(f) = forest_pred.as_ref() {
+                models.push(("forest", f));
             }
             for (model, centred_pred) in models {
                 let pred = centred_pred + mean;
@@ -306,7 +320,7 @@ impl Kind for LifetimeSweep {
                     rows.push(r);
                 }
             }
-            if let Some(f) = forest_model.filter(|_| weights_here) {
+            if let Some(f) = weights_forest {
                 let leaf_values = f.leaf_values;
                 let leaves: Vec<u32> = leaf_values.iter().map(|&(c, _)| c).collect();
                 let kernel_weights = sweep.learner.paper_weights(&leaves, p.n_mondrians);

@@ -338,7 +338,7 @@ fn mondrian_sweep(
         ctx,
     )?;
     let mut rows = Vec::new();
-    let lifetimes = p.checkpoints.lifetimes(p.terminal_lifetime, None);
+    let lifetimes = sweep.checkpoint_lifetimes(&p.checkpoints, p.terminal_lifetime, None);
     for (k, &lifetime) in lifetimes.iter().enumerate() {
         if ctx.over_budget() {
             break;
