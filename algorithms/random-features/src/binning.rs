@@ -5,7 +5,10 @@
 //! `b_md(x) = ⌈(x_d − u_md)/δ_md⌉` for every d; the feature is the indicator of the D-dimensional
 //! bin. Two points share a bin with probability `Π_d E[max(0, 1 − |Δ_d|/δ_d)] = exp(−λ‖Δ‖₁)`.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use foldhash::fast::FixedState;
+use hashbrown::HashTable;
 
 use kernel_core::one_hot::{OneHotFeatures, ABSENT};
 use kernel_core::{CoreError, FeatureMap, Features};
@@ -15,6 +18,85 @@ use rand_distr::{Distribution, Gamma};
 
 use crate::error::{check_count, check_input, FeatureError};
 
+/// The bins of one repetition seen so far: their D indices one after the other in `keys`, their
+/// columns in `columns`, and a hash table of positions (nothing allocated per bin; a fixed-seed
+/// hash, so runs take the same time).
+#[derive(Debug, Clone, Default)]
+struct BinTable {
+    keys: Vec<u64>,
+    columns: Vec<u32>,
+    index: HashTable<u32>,
+}
+
+impl PartialEq for BinTable {
+    /// The same bins with the same columns (the hash table is derived from them).
+    fn eq(&self, other: &Self) -> bool {
+        self.keys == other.keys && self.columns == other.columns
+    }
+}
+
+impl BinTable {
+    fn hash(key: &[u64]) -> u64 {
+        FixedState::default().hash_one(key)
+    }
+
+    fn key(&self, position: u32, dim: usize) -> &[u64] {
+        &self.keys[position as usize * dim..(position as usize + 1) * dim]
+    }
+
+    /// The column of bin `key`.
+    fn get(&self, key: &[u64]) -> Option<u32> {
+        let dim = key.len();
+        self.index
+            .find(Self::hash(key), |&p| self.key(p, dim) == key)
+            .map(|&p| self.columns[p as usize])
+    }
+
+    /// The column of bin `key`, `next` (and the bin recorded) if it is new.
+    fn get_or_insert(&mut self, key: &[u64], next: u32) -> u32 {
+        if let Some(c) = self.get(key) {
+            return c;
+        }
+        let dim = key.len();
+        let position = self.columns.len() as u32;
+        self.keys.extend_from_slice(key);
+        self.columns.push(next);
+        let keys = &self.keys;
+        self.index.insert_unique(Self::hash(key), position, |&p| {
+            Self::hash(&keys[p as usize * dim..(p as usize + 1) * dim])
+        });
+        next
+    }
+}
+
+/// The bin indices `⌈(x_d − u_d)/δ_d⌉` of one point as the bits of the (integral) doubles, `-0`
+/// made `+0`: two points share a bin exactly when their bin indices agree, as with integer
+/// indices (up to |index| < 2^63, beyond which an integer conversion would saturate).
+#[inline(always)]
+fn bin_keys_generic(x: &[f64], shifts: &[f64], widths: &[f64], key: &mut [u64]) {
+    for (((k, &v), &u), &w) in key.iter_mut().zip(x).zip(shifts).zip(widths) {
+        *k = (((v - u) / w).ceil() + 0.0).to_bits();
+    }
+}
+
+/// [`bin_keys_generic`] compiled for AVX2 (packed division and rounding); the same IEEE
+/// operations, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bin_keys_avx2(x: &[f64], shifts: &[f64], widths: &[f64], key: &mut [u64]) {
+    bin_keys_generic(x, shifts, widths, key)
+}
+
+/// [`bin_keys_generic`], with AVX2 when the processor has it (checked once).
+fn bin_keys(x: &[f64], shifts: &[f64], widths: &[f64], key: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor supports AVX2.
+        return unsafe { bin_keys_avx2(x, shifts, widths, key) };
+    }
+    bin_keys_generic(x, shifts, widths, key)
+}
+
 /// A draw of M random grids and the bins seen so far (the feature columns).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RandomBinning {
@@ -23,7 +105,7 @@ pub struct RandomBinning {
     /// `u` (M × D).
     shifts: Array2<f64>,
     /// Column of each (repetition, bin) seen when the features were built.
-    columns: Vec<HashMap<Vec<i64>, u32>>,
+    columns: Vec<BinTable>,
     n_columns: usize,
 }
 
@@ -56,7 +138,7 @@ impl RandomBinning {
         Ok(Self {
             widths,
             shifts,
-            columns: vec![HashMap::new(); n_repetitions],
+            columns: vec![BinTable::default(); n_repetitions],
             n_columns: 0,
         })
     }
@@ -71,12 +153,14 @@ impl RandomBinning {
         self.n_columns
     }
 
-    /// The bin of row `x` in repetition `m`.
-    fn bin(&self, m: usize, x: ndarray::ArrayView1<f64>) -> Vec<i64> {
-        x.iter()
-            .enumerate()
-            .map(|(d, &v)| ((v - self.shifts[[m, d]]) / self.widths[[m, d]]).ceil() as i64)
-            .collect()
+    /// The bin of point `x` (a contiguous row) in repetition `m`, written to `key`.
+    fn bin(&self, m: usize, x: &[f64], key: &mut [u64]) {
+        let (shifts, widths) = (self.shifts.row(m), self.widths.row(m));
+        let (shifts, widths) = (
+            shifts.as_slice().expect("standard layout"),
+            widths.as_slice().expect("standard layout"),
+        );
+        bin_keys(x, shifts, widths, key);
     }
 
     /// Builds the features of `x`, creating a column for every new bin (ids on first sight,
@@ -85,11 +169,13 @@ impl RandomBinning {
         check_input(x, self.widths.ncols())?;
         let (n, m_total) = (x.nrows(), self.n_repetitions());
         let mut out = vec![ABSENT; n * m_total];
+        let x = x.as_standard_layout();
+        let mut key = vec![0u64; x.ncols()];
         for m in 0..m_total {
-            for i in 0..n {
-                let key = self.bin(m, x.row(i));
+            for (i, row) in x.rows().into_iter().enumerate() {
+                self.bin(m, row.as_slice().expect("standard layout"), &mut key);
                 let next = self.n_columns as u32;
-                let column = *self.columns[m].entry(key).or_insert(next);
+                let column = self.columns[m].get_or_insert(&key, next);
                 if column == next {
                     self.n_columns += 1;
                 }
@@ -105,9 +191,12 @@ impl RandomBinning {
         check_input(x, self.widths.ncols())?;
         let (n, m_total) = (x.nrows(), self.n_repetitions());
         let mut out = vec![ABSENT; n * m_total];
+        let x = x.as_standard_layout();
+        let mut key = vec![0u64; x.ncols()];
         for m in 0..m_total {
-            for i in 0..n {
-                if let Some(&c) = self.columns[m].get(&self.bin(m, x.row(i))) {
+            for (i, row) in x.rows().into_iter().enumerate() {
+                self.bin(m, row.as_slice().expect("standard layout"), &mut key);
+                if let Some(c) = self.columns[m].get(&key) {
                     out[i * m_total + m] = c;
                 }
             }
@@ -205,6 +294,42 @@ mod tests {
             }
         }
         assert!(map.features(array![[1.0]].view()).is_err());
+    }
+
+    #[test]
+    fn bin_keys_agree_exactly_when_integer_bin_indices_do() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut q = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            -1e-300,
+            1e-300,
+            2.0_f64.powi(52) + 0.5,
+        ];
+        q.extend((0..4000).map(|_| ((rng.random::<f64>() - 0.5) * 64.0).round() / 4.0));
+        let (n, d) = (q.len(), 1);
+        let (shifts, widths) = (vec![0.0; d], vec![1.0; d]);
+        let keys: Vec<u64> = q
+            .iter()
+            .map(|&v| {
+                let mut k = [0u64];
+                bin_keys(&[v], &shifts, &widths, &mut k);
+                let mut g = [0u64];
+                bin_keys_generic(&[v], &shifts, &widths, &mut g);
+                assert_eq!(k, g, "the dispatched and generic code give the same bits");
+                k[0]
+            })
+            .collect();
+        for i in 0..n {
+            for j in 0..n {
+                let same_integer = q[i].ceil() as i64 == q[j].ceil() as i64;
+                assert_eq!(keys[i] == keys[j], same_integer, "{} vs {}", q[i], q[j]);
+            }
+        }
     }
 
     #[test]

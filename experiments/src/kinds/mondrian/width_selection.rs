@@ -16,7 +16,7 @@ use anyhow::Result;
 use kernel_core::metrics::relative_error_percent;
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::ridge_weights;
-use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
+use kernel_core::sgd::{Rows, ScaledWeights, Sgd};
 use kernel_core::width_search::select_width;
 use mondrian::KernelRidgeSweep;
 use ndarray::{s, Array1, ArrayView1};
@@ -421,7 +421,7 @@ fn random_feature_search(
                 )?;
                 match p.learner {
                     Learner::Sgd => {
-                        let train_rows = OneHotRows::new(all.columns(), m, n_train, scale);
+                        let train_rows = all.sgd_rows(n_train, scale);
                         let mut w = ScaledWeights::zeros(n_columns);
                         sgd.fit(
                             &mut w,
@@ -431,7 +431,7 @@ fn random_feature_search(
                             Some(&mut shuffle),
                         );
                         let w = w.to_vec();
-                        let rows = OneHotRows::new(all.columns(), m, all.n_rows(), scale);
+                        let rows = all.sgd_rows(all.n_rows(), scale);
                         (0..all.n_rows()).map(|i| rows.dot(i, &w)).collect()
                     }
                     Learner::Ridge => {
