@@ -18,54 +18,55 @@ use rand_distr::{Distribution, Gamma};
 
 use crate::error::{check_count, check_input, FeatureError};
 
-/// The bins of one repetition seen so far: their D indices one after the other in `keys`, their
-/// columns in `columns`, and a hash table of positions (nothing allocated per bin; a fixed-seed
-/// hash, so runs take the same time).
+/// The bins of one repetition seen so far: for each, the fitted point that created it (its key
+/// is recomputed from that point when compared: D indices per bin are never stored) and its
+/// column, and a hash table of (hash, position). Nothing is allocated per bin; the hash has a
+/// fixed seed, so runs take the same time.
 #[derive(Debug, Clone, Default)]
 struct BinTable {
-    keys: Vec<u64>,
+    creators: Vec<u32>,
     columns: Vec<u32>,
-    index: HashTable<u32>,
+    index: HashTable<(u64, u32)>,
 }
 
 impl PartialEq for BinTable {
     /// The same bins with the same columns (the hash table is derived from them).
     fn eq(&self, other: &Self) -> bool {
-        self.keys == other.keys && self.columns == other.columns
+        self.creators == other.creators && self.columns == other.columns
     }
 }
 
-impl BinTable {
-    fn hash(key: &[u64]) -> u64 {
-        FixedState::default().hash_one(key)
+fn hash_key(key: &[u64]) -> u64 {
+    FixedState::default().hash_one(key)
+}
+
+/// One repetition's grid and the points its bins were created by.
+struct Grid<'a> {
+    shifts: &'a [f64],
+    widths: &'a [f64],
+    /// The fitted points, row-major.
+    fitted: &'a [f64],
+}
+
+impl Grid<'_> {
+    /// The bin of `x` (D coordinates), written to `key`.
+    fn bin(&self, x: &[f64], key: &mut [u64]) {
+        bin_keys(x, self.shifts, self.widths, key);
     }
 
-    fn key(&self, position: u32, dim: usize) -> &[u64] {
-        &self.keys[position as usize * dim..(position as usize + 1) * dim]
-    }
-
-    /// The column of bin `key`.
-    fn get(&self, key: &[u64]) -> Option<u32> {
+    /// The position in `table` of bin `key` (hash `hash`); `scratch` holds D indices.
+    fn find(&self, table: &BinTable, key: &[u64], hash: u64, scratch: &mut [u64]) -> Option<usize> {
         let dim = key.len();
-        self.index
-            .find(Self::hash(key), |&p| self.key(p, dim) == key)
-            .map(|&p| self.columns[p as usize])
-    }
-
-    /// The column of bin `key`, `next` (and the bin recorded) if it is new.
-    fn get_or_insert(&mut self, key: &[u64], next: u32) -> u32 {
-        if let Some(c) = self.get(key) {
-            return c;
-        }
-        let dim = key.len();
-        let position = self.columns.len() as u32;
-        self.keys.extend_from_slice(key);
-        self.columns.push(next);
-        let keys = &self.keys;
-        self.index.insert_unique(Self::hash(key), position, |&p| {
-            Self::hash(&keys[p as usize * dim..(p as usize + 1) * dim])
-        });
-        next
+        table
+            .index
+            .find(hash, |&(h, p)| {
+                h == hash && {
+                    let row = table.creators[p as usize] as usize;
+                    self.bin(&self.fitted[row * dim..(row + 1) * dim], scratch);
+                    scratch == key
+                }
+            })
+            .map(|&(_, p)| p as usize)
     }
 }
 
@@ -106,6 +107,8 @@ pub struct RandomBinning {
     shifts: Array2<f64>,
     /// Column of each (repetition, bin) seen when the features were built.
     columns: Vec<BinTable>,
+    /// Every point given to [`Self::fit_transform`], row-major (the creators of the bins).
+    fitted: Vec<f64>,
     n_columns: usize,
 }
 
@@ -139,6 +142,7 @@ impl RandomBinning {
             widths,
             shifts,
             columns: vec![BinTable::default(); n_repetitions],
+            fitted: Vec::new(),
             n_columns: 0,
         })
     }
@@ -153,35 +157,58 @@ impl RandomBinning {
         self.n_columns
     }
 
-    /// The bin of point `x` (a contiguous row) in repetition `m`, written to `key`.
-    fn bin(&self, m: usize, x: &[f64], key: &mut [u64]) {
-        let (shifts, widths) = (self.shifts.row(m), self.widths.row(m));
-        let (shifts, widths) = (
-            shifts.as_slice().expect("standard layout"),
-            widths.as_slice().expect("standard layout"),
-        );
-        bin_keys(x, shifts, widths, key);
+    /// Repetition `m`'s grid.
+    fn grid(&self, m: usize) -> Grid<'_> {
+        Grid {
+            shifts: self.shifts.row(m).to_slice().expect("standard layout"),
+            widths: self.widths.row(m).to_slice().expect("standard layout"),
+            fitted: &self.fitted,
+        }
     }
 
     /// Builds the features of `x`, creating a column for every new bin (ids on first sight,
     /// looping repetitions, then points). Use this on every point that may create bins.
     pub fn fit_transform(&mut self, x: ArrayView2<f64>) -> Result<OneHotFeatures, FeatureError> {
         check_input(x, self.widths.ncols())?;
-        let (n, m_total) = (x.nrows(), self.n_repetitions());
+        let (n, dim, m_total) = (x.nrows(), x.ncols(), self.n_repetitions());
+        let first = (self.fitted.len() / dim) as u32;
+        if first as usize + n > u32::MAX as usize {
+            return Err(FeatureError::InvalidParameter {
+                name: "fitted points",
+                value: (first as usize + n).to_string(),
+                expected: "fewer than 2^32 points in all",
+            });
+        }
+        self.fitted.extend(x.iter());
         let mut out = vec![ABSENT; n * m_total];
-        let x = x.as_standard_layout();
-        let mut key = vec![0u64; x.ncols()];
-        for m in 0..m_total {
-            for (i, row) in x.rows().into_iter().enumerate() {
-                self.bin(m, row.as_slice().expect("standard layout"), &mut key);
-                let next = self.n_columns as u32;
-                let column = self.columns[m].get_or_insert(&key, next);
-                if column == next {
-                    self.n_columns += 1;
-                }
+        let (mut key, mut scratch) = (vec![0u64; dim], vec![0u64; dim]);
+        let mut tables = std::mem::take(&mut self.columns);
+        let mut n_columns = self.n_columns;
+        for (m, table) in tables.iter_mut().enumerate() {
+            let grid = self.grid(m);
+            for i in 0..n {
+                let row = (first as usize + i) * dim;
+                grid.bin(&self.fitted[row..row + dim], &mut key);
+                let hash = hash_key(&key);
+                let column = match grid.find(table, &key, hash, &mut scratch) {
+                    Some(p) => table.columns[p],
+                    None => {
+                        let column = n_columns as u32;
+                        let position = table.columns.len() as u32;
+                        table.creators.push(first + i as u32);
+                        table.columns.push(column);
+                        table
+                            .index
+                            .insert_unique(hash, (hash, position), |&(h, _)| h);
+                        n_columns += 1;
+                        column
+                    }
+                };
                 out[i * m_total + m] = column;
             }
         }
+        self.columns = tables;
+        self.n_columns = n_columns;
         Ok(OneHotFeatures::new(n, m_total, self.n_columns, out)?)
     }
 
@@ -189,15 +216,16 @@ impl RandomBinning {
     /// no feature for that repetition (fewer than M ones).
     pub fn transform(&self, x: ArrayView2<f64>) -> Result<OneHotFeatures, FeatureError> {
         check_input(x, self.widths.ncols())?;
-        let (n, m_total) = (x.nrows(), self.n_repetitions());
+        let (n, dim, m_total) = (x.nrows(), x.ncols(), self.n_repetitions());
         let mut out = vec![ABSENT; n * m_total];
         let x = x.as_standard_layout();
-        let mut key = vec![0u64; x.ncols()];
-        for m in 0..m_total {
+        let (mut key, mut scratch) = (vec![0u64; dim], vec![0u64; dim]);
+        for (m, table) in self.columns.iter().enumerate() {
+            let grid = self.grid(m);
             for (i, row) in x.rows().into_iter().enumerate() {
-                self.bin(m, row.as_slice().expect("standard layout"), &mut key);
-                if let Some(c) = self.columns[m].get(&key) {
-                    out[i * m_total + m] = c;
+                grid.bin(row.as_slice().expect("standard layout"), &mut key);
+                if let Some(p) = grid.find(table, &key, hash_key(&key), &mut scratch) {
+                    out[i * m_total + m] = table.columns[p];
                 }
             }
         }
