@@ -27,6 +27,7 @@ pub mod model;
 pub mod one_hot;
 pub mod ridge;
 pub mod sgd;
+pub mod trig;
 pub mod width_search;
 
 mod error;

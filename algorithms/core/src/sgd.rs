@@ -27,6 +27,12 @@ pub trait Rows {
     fn dot(&self, i: usize, v: &[f64]) -> f64;
     /// `v += a z_i`.
     fn add_to(&self, i: usize, a: f64, v: &mut [f64]);
+    /// `v += a z_i`, then `z_j · v`: the two halves of consecutive SGD steps, which rows may
+    /// interleave (same bits as [`Self::add_to`] then [`Self::dot`]).
+    fn add_then_dot(&self, i: usize, a: f64, j: usize, v: &mut [f64]) -> f64 {
+        self.add_to(i, a, v);
+        self.dot(j, v)
+    }
 }
 
 /// One-hot rows with one value for every present entry (Mondrian features `1/√M`, random
@@ -43,6 +49,10 @@ pub struct OneHotRows<'a> {
     /// that built the array): a weight vector at least this long is read and written without a
     /// bounds check per entry. `None`: each entry is checked.
     bound: Option<usize>,
+    /// Different blocks never share a column (Mondrian trees: each tree's node ids are offset
+    /// past the previous tree's), so a step's scatter into block b can be interleaved with the
+    /// next row's gather from block b without changing any result.
+    disjoint_blocks: bool,
 }
 
 impl<'a> OneHotRows<'a> {
@@ -56,6 +66,7 @@ impl<'a> OneHotRows<'a> {
             n_rows,
             complete: false,
             bound: None,
+            disjoint_blocks: false,
         }
     }
 
@@ -90,6 +101,16 @@ impl<'a> OneHotRows<'a> {
             complete,
             bound: Some(n_columns),
             ..Self::new(columns, n_blocks, n_rows, value)
+        }
+    }
+
+    /// The same rows, declared to have disjoint column sets per block (see the field): then
+    /// consecutive SGD steps are interleaved block by block ([`Rows::add_then_dot`]). Declaring
+    /// it falsely changes results, never memory safety.
+    pub fn with_disjoint_blocks(self) -> Self {
+        Self {
+            disjoint_blocks: true,
+            ..self
         }
     }
 
@@ -161,6 +182,38 @@ impl Rows for OneHotRows<'_> {
                 }
             }
         }
+    }
+    fn add_then_dot(&self, i: usize, a: f64, j: usize, v: &mut [f64]) -> f64 {
+        let (Some(bound), true, true) = (self.bound, self.complete, self.disjoint_blocks) else {
+            self.add_to(i, a, v);
+            return self.dot(j, v);
+        };
+        assert!(v.len() >= bound, "weights shorter than the column bound");
+        let step = a * self.value;
+        let (from, to) = (self.row(i), self.row(j));
+        let full = from.len() / 4 * 4;
+        // Block b of row i is written before block b of row j is read; other blocks cannot
+        // alias it. The partial sums are those of `gather_sum`, in its order.
+        let mut acc = [0.0f64; 4];
+        for (a4, b4) in from[..full].chunks_exact(4).zip(to[..full].chunks_exact(4)) {
+            for k in 0..4 {
+                // SAFETY: every entry is below `bound <= v.len()` (contract of `bounded`).
+                unsafe {
+                    *v.get_unchecked_mut(a4[k] as usize) += step;
+                    acc[k] += *v.get_unchecked(b4[k] as usize);
+                }
+            }
+        }
+        for &c in &from[full..] {
+            // SAFETY: as above.
+            unsafe { *v.get_unchecked_mut(c as usize) += step };
+        }
+        // SAFETY: as above.
+        let tail: f64 = to[full..]
+            .iter()
+            .map(|&c| unsafe { *v.get_unchecked(c as usize) })
+            .sum();
+        self.value * ((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail)
     }
 }
 
@@ -326,17 +379,24 @@ impl Sgd {
             if let Some(rng) = shuffle.as_deref_mut() {
                 order.shuffle(rng);
             }
-            for (&i, &eta) in order.iter().zip(epoch_etas) {
-                self.step(w, rows, i, y[i], eta);
+            // Each step's scatter is fused with the next step's gather (the same operations
+            // in the same order as `step` after `step`).
+            let order = &order[..epoch_etas.len()];
+            let mut dot = rows.dot(order[0], &w.v);
+            for (k, (&i, &eta)) in order.iter().zip(epoch_etas).enumerate() {
+                let a = self.shrink(w, w.scale * dot, y[i], eta);
+                match order.get(k + 1) {
+                    Some(&j) => dot = rows.add_then_dot(i, a, j, &mut w.v),
+                    None => rows.add_to(i, a, &mut w.v),
+                }
             }
         }
     }
 
-    /// One sample of [`Self::fit`]: with learning rate `η`, `p = w·z_i`, then
-    /// `w ← max(0, 1 − η α) w − η (p − y_i) z_i`. Returns `p`, the prediction before the step.
+    /// The part of a step between the prediction `p` and the scatter: the lazy shrink of the
+    /// weights; returns the step `a` of `v += a z_i`.
     #[inline]
-    pub fn step(&self, w: &mut ScaledWeights, rows: &impl Rows, i: usize, y: f64, eta: f64) -> f64 {
-        let p = w.predict(rows, i);
+    fn shrink(&self, w: &mut ScaledWeights, p: f64, y: f64, eta: f64) -> f64 {
         let dloss = (p - y).clamp(-MAX_DLOSS, MAX_DLOSS);
         w.scale *= (1.0 - eta * self.alpha).max(0.0);
         if w.scale < 1e-9 {
@@ -347,7 +407,16 @@ impl Sgd {
             w.v.fill(0.0);
             w.scale = 1.0;
         }
-        rows.add_to(i, -eta * dloss / w.scale, &mut w.v);
+        -eta * dloss / w.scale
+    }
+
+    /// One sample of [`Self::fit`]: with learning rate `η`, `p = w·z_i`, then
+    /// `w ← max(0, 1 − η α) w − η (p − y_i) z_i`. Returns `p`, the prediction before the step.
+    #[inline]
+    pub fn step(&self, w: &mut ScaledWeights, rows: &impl Rows, i: usize, y: f64, eta: f64) -> f64 {
+        let p = w.predict(rows, i);
+        let a = self.shrink(w, p, y, eta);
+        rows.add_to(i, a, &mut w.v);
         p
     }
 
@@ -631,6 +700,50 @@ mod tests {
                 .zip(predictions_by_hand(&dense, &y, 0.05))
             {
                 assert!((p - q).abs() < 1e-13, "{p} vs {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn interleaved_steps_give_the_bits_of_separate_steps() {
+        // Block-disjoint one-hot rows (7 blocks of 3 columns, 7 = 4 + 3 exercises the tail),
+        // fitted with the fused scatter-gather and with plain rows: the same weights, bit for
+        // bit, with and without shrink resets.
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        let (n, blocks, per_block) = (50, 7, 3);
+        let columns: Vec<u32> = (0..n * blocks)
+            .map(|k| ((k % blocks) * per_block + rng.random_range(0..per_block)) as u32)
+            .collect();
+        let y = Array1::from_shape_fn(n, |i| (i as f64 * 0.7).cos());
+        for alpha in [1e-3, 150.0] {
+            let sgd = Sgd::sklearn_0_17(alpha);
+            let plain = OneHotRows::complete(&columns, blocks, n, 0.4);
+            // SAFETY: every entry is below blocks * per_block.
+            let fused =
+                unsafe { OneHotRows::bounded(&columns, blocks, n, 0.4, blocks * per_block, true) }
+                    .with_disjoint_blocks();
+            let (mut a, mut b) = (
+                ScaledWeights::zeros(blocks * per_block),
+                ScaledWeights::zeros(blocks * per_block),
+            );
+            let (mut r1, mut r2) = (ChaCha8Rng::seed_from_u64(3), ChaCha8Rng::seed_from_u64(3));
+            sgd.fit(&mut a, &plain, y.view(), 4, Some(&mut r1));
+            sgd.fit(&mut b, &fused, y.view(), 4, Some(&mut r2));
+            let bits =
+                |w: &ScaledWeights| w.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "alpha {alpha}");
+            // And both are the rule written out (no lazy scale, no interleaving).
+            let mut dense = ndarray::Array2::<f64>::zeros((n, blocks * per_block));
+            for (i, row) in columns.chunks(blocks).enumerate() {
+                for &c in row {
+                    dense[[i, c as usize]] = 0.4;
+                }
+            }
+            let mut c = ScaledWeights::zeros(blocks * per_block);
+            let mut r3 = ChaCha8Rng::seed_from_u64(3);
+            sgd.fit(&mut c, &dense.view(), y.view(), 4, Some(&mut r3));
+            for (x, z) in b.to_vec().iter().zip(c.to_vec()) {
+                assert!((x - z).abs() < 1e-12, "{x} vs {z}");
             }
         }
     }

@@ -168,7 +168,8 @@ impl SweepState {
     }
 
     /// The first `n_rows` points' leaves as SGD reads them, each entry with value `value`
-    /// (`1/√M`), without a bounds check per entry.
+    /// (`1/√M`), without a bounds check per entry; the trees' columns are disjoint (offset
+    /// node ids), so SGD interleaves consecutive steps tree by tree.
     pub fn sgd_rows(&self, n_rows: usize, value: f64) -> kernel_core::sgd::OneHotRows<'_> {
         assert!(n_rows <= self.n_points, "rows beyond the sweep's points");
         // SAFETY: every leaf id is a global column below n_columns: the roots' offsets at the
@@ -182,6 +183,7 @@ impl SweepState {
                 self.n_columns,
                 true,
             )
+            .with_disjoint_blocks()
         }
     }
 

@@ -5,6 +5,7 @@
 //! standard Cauchy draws, `z(x) = [cos(xᵀΩ), sin(xᵀΩ)] ∈ ℝ^{2R}` (no random phase, no √2) gives
 //! `z(x)·z(x')/R = (1/R) Σ_r cos(ω_rᵀ(x − x'))`, unbiased for the kernel with diagonal exactly 1.
 
+use kernel_core::trig::sin_cos;
 use kernel_core::{CoreError, DenseFeatures, FeatureMap, Features};
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
@@ -53,14 +54,17 @@ impl RandomFourierFeatures {
     }
 
     /// `Z = [cos(XΩ), sin(XΩ)]` (N × 2R), unscaled: frequency r owns columns r and R + r.
+    /// The trigonometry is [`kernel_core::trig::sin_cos`] (vectorised, within 1 ulp of libm),
+    /// row by row on the projection `XΩ`.
     pub fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, FeatureError> {
         check_input(x, self.omega.nrows())?;
         let projection = x.dot(&self.omega);
         let r = self.n_frequencies();
         let mut z = Array2::zeros((x.nrows(), 2 * r));
-        for ((i, k), &p) in projection.indexed_iter() {
-            z[[i, k]] = p.cos();
-            z[[i, r + k]] = p.sin();
+        for (p, mut row) in projection.rows().into_iter().zip(z.rows_mut()) {
+            let row = row.as_slice_mut().expect("a fresh standard-layout array");
+            let (cos, sin) = row.split_at_mut(r);
+            sin_cos(p.as_slice().expect("a standard-layout product"), sin, cos);
         }
         Ok(z)
     }
@@ -70,13 +74,14 @@ impl RandomFourierFeatures {
     /// [`Self::transform`], columns interleaved so that a prefix of R blocks is the map of
     /// order R.
     pub fn dense_features(&self, x: ArrayView2<f64>) -> Result<DenseFeatures, FeatureError> {
-        check_input(x, self.omega.nrows())?;
-        let projection = x.dot(&self.omega);
         let r = self.n_frequencies();
+        let blocked = self.transform(x)?;
         let mut z = Array2::zeros((x.nrows(), 2 * r));
-        for ((i, k), &p) in projection.indexed_iter() {
-            z[[i, 2 * k]] = p.cos();
-            z[[i, 2 * k + 1]] = p.sin();
+        for (from, mut to) in blocked.rows().into_iter().zip(z.rows_mut()) {
+            for k in 0..r {
+                to[2 * k] = from[k];
+                to[2 * k + 1] = from[r + k];
+            }
         }
         Ok(DenseFeatures::uniform(z, 2)?)
     }
