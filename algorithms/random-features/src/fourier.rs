@@ -7,11 +7,30 @@
 
 use kernel_core::trig::sin_cos;
 use kernel_core::{CoreError, DenseFeatures, FeatureMap, Features};
+use ndarray::linalg::general_mat_mul;
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use rand_distr::{Cauchy, Distribution};
 
 use crate::error::{check_count, check_input, FeatureError};
+
+/// Reusable memory of [`RandomFourierFeatures::transform_into`]: the projection `XΩ` and the
+/// features `z` (read them after the call).
+#[derive(Debug, Clone)]
+pub struct FourierBuffers {
+    projection: Array2<f64>,
+    /// The features of the last call (N × 2R).
+    pub z: Array2<f64>,
+}
+
+impl Default for FourierBuffers {
+    fn default() -> Self {
+        Self {
+            projection: Array2::zeros((0, 0)),
+            z: Array2::zeros((0, 0)),
+        }
+    }
+}
 
 /// A draw of R random frequencies for the Laplace kernel with lifetime λ.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,16 +76,35 @@ impl RandomFourierFeatures {
     /// The trigonometry is [`kernel_core::trig::sin_cos`] (vectorised, within 1 ulp of libm),
     /// row by row on the projection `XΩ`.
     pub fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, FeatureError> {
+        let mut buffers = FourierBuffers::default();
+        self.transform_into(x, &mut buffers)?;
+        Ok(buffers.z)
+    }
+
+    /// [`Self::transform`] into `buffers.z`, reusing the buffers' memory when the shapes are
+    /// those of the previous call (a search drawing fresh features at every width allocates,
+    /// and faults in, 60 MB per evaluation otherwise).
+    pub fn transform_into(
+        &self,
+        x: ArrayView2<f64>,
+        buffers: &mut FourierBuffers,
+    ) -> Result<(), FeatureError> {
         check_input(x, self.omega.nrows())?;
-        let projection = x.dot(&self.omega);
-        let r = self.n_frequencies();
-        let mut z = Array2::zeros((x.nrows(), 2 * r));
-        for (p, mut row) in projection.rows().into_iter().zip(z.rows_mut()) {
-            let row = row.as_slice_mut().expect("a fresh standard-layout array");
-            let (cos, sin) = row.split_at_mut(r);
-            sin_cos(p.as_slice().expect("a standard-layout product"), sin, cos);
+        let (n, r) = (x.nrows(), self.n_frequencies());
+        let FourierBuffers { projection, z } = buffers;
+        if projection.dim() != (n, r) {
+            *projection = Array2::zeros((n, r));
         }
-        Ok(z)
+        if z.dim() != (n, 2 * r) {
+            *z = Array2::zeros((n, 2 * r));
+        }
+        general_mat_mul(1.0, &x, &self.omega, 0.0, projection);
+        for (p, mut row) in projection.rows().into_iter().zip(z.rows_mut()) {
+            let row = row.as_slice_mut().expect("a standard-layout buffer");
+            let (cos, sin) = row.split_at_mut(r);
+            sin_cos(p.as_slice().expect("a standard-layout buffer"), sin, cos);
+        }
+        Ok(())
     }
 
     /// The features of `x` in blocks, frequency r owning columns `2r` (`cos(ω_rᵀx)`) and

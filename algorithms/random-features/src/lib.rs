@@ -12,4 +12,4 @@ pub mod fourier;
 mod error;
 pub use binning::RandomBinning;
 pub use error::FeatureError;
-pub use fourier::RandomFourierFeatures;
+pub use fourier::{FourierBuffers, RandomFourierFeatures};

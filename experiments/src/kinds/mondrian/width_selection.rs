@@ -20,7 +20,7 @@ use kernel_core::sgd::{Rows, ScaledWeights, Sgd};
 use kernel_core::width_search::select_width;
 use mondrian::KernelRidgeSweep;
 use ndarray::{s, Array1, ArrayView1};
-use random_features::{RandomBinning, RandomFourierFeatures};
+use random_features::{FourierBuffers, RandomBinning, RandomFourierFeatures};
 use serde::{Deserialize, Serialize};
 
 use crate::config::DataSpec;
@@ -370,6 +370,8 @@ fn random_feature_search(
         _ => p.evaluations.random_binning,
     };
     let mut rows = Vec::new();
+    // The Fourier features' memory, reused by every evaluation.
+    let mut fourier_buffers = FourierBuffers::default();
     let searched = select_width(evaluations - 1, p.search_threshold, |lg| -> Result<f64> {
         if ctx.over_budget() {
             anyhow::bail!("out of budget");
@@ -384,7 +386,8 @@ fn random_feature_search(
             Method::RandomFourier => {
                 let map =
                     RandomFourierFeatures::sample(d.x_all.ncols(), m, lifetime, &mut feature_rng)?;
-                let mut z = map.transform(d.x_all.view())?;
+                map.transform_into(d.x_all.view(), &mut fourier_buffers)?;
+                let z = &mut fourier_buffers.z;
                 let w: Array1<f64> = match p.learner {
                     // The authors' features are unscaled under SGD (decision D3).
                     Learner::Sgd => {
@@ -399,7 +402,7 @@ fn random_feature_search(
                         Array1::from(w.to_vec())
                     }
                     Learner::Ridge => {
-                        z *= scale;
+                        *z *= scale;
                         ridge_weights(z.slice(s![..n_train, ..]), centred.view(), p.delta)?
                     }
                 };
