@@ -228,6 +228,37 @@ impl Rows for ArrayView2<'_, f64> {
             None => row.iter().zip(v).map(|(z, w)| z * w).sum(),
         }
     }
+    fn add_then_dot(&self, i: usize, a: f64, j: usize, v: &mut [f64]) -> f64 {
+        let (from, to) = (self.row(i), self.row(j));
+        let (Some(zi), Some(zj)) = (from.as_slice(), to.as_slice()) else {
+            self.add_to(i, a, v);
+            return self.dot(j, v);
+        };
+        // One pass over v: element k is updated by row i, then read for row j's dot, in the
+        // additions and order of the axpy and `dot4`.
+        let n = zj.len().min(v.len());
+        let full = n / 4 * 4;
+        let mut acc = [0.0f64; 4];
+        for ((w4, a4), b4) in v[..full]
+            .chunks_exact_mut(4)
+            .zip(zi[..full].chunks_exact(4))
+            .zip(zj[..full].chunks_exact(4))
+        {
+            for k in 0..4 {
+                w4[k] += a * a4[k];
+                acc[k] += b4[k] * w4[k];
+            }
+        }
+        for (w, z) in v[full..].iter_mut().zip(&zi[full..]) {
+            *w += a * z;
+        }
+        let tail: f64 = zj[full..n]
+            .iter()
+            .zip(&v[full..n])
+            .map(|(a, b)| a * b)
+            .sum();
+        (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    }
     fn add_to(&self, i: usize, a: f64, v: &mut [f64]) {
         let row = self.row(i);
         match row.as_slice() {
