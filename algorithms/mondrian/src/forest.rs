@@ -40,10 +40,14 @@ impl MondrianForest {
             return Err(MondrianError::NoTrees);
         }
         let seeds: Vec<[u8; 32]> = (0..n_mondrians).map(|_| rng.random()).collect();
+        // Checked once above; one row-major copy (if needed) for all trees.
+        let x = x.as_standard_layout();
         let trees = seeds
             .into_par_iter()
-            .map(|seed| MondrianTree::sample(x, lifetime, &mut ChaCha8Rng::from_seed(seed)))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|seed| {
+                MondrianTree::sample_checked(x.view(), lifetime, &mut ChaCha8Rng::from_seed(seed))
+            })
+            .collect();
         Ok(Self { trees })
     }
 

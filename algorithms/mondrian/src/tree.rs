@@ -79,52 +79,82 @@ impl Ord for Pending {
 
 /// The points of every node as ranges of one permutation of the row indices.
 struct Cells<'a> {
-    x: ArrayView2<'a, f64>,
+    /// The points, row-major (`dims` coordinates each).
+    x: &'a [f64],
+    dims: usize,
     order: Vec<u32>,
     range: Vec<(usize, usize)>,
     scratch: Vec<u32>,
 }
 
 impl<'a> Cells<'a> {
-    fn new(x: ArrayView2<'a, f64>) -> Self {
+    /// `x`: `n_points × dims`, row-major.
+    fn new(x: &'a [f64], dims: usize) -> Self {
+        let n = x.len() / dims;
         Self {
             x,
-            order: (0..x.nrows() as u32).collect(),
-            range: vec![(0, x.nrows())],
+            dims,
+            order: (0..n as u32).collect(),
+            range: vec![(0, n)],
             scratch: Vec::new(),
         }
     }
 
-    /// Bounding box of the points of `node`.
+    fn point(&self, i: u32) -> &[f64] {
+        &self.x[i as usize * self.dims..(i as usize + 1) * self.dims]
+    }
+
+    /// Bounding box of the points of `node` (finite points: plain comparisons, exact). Eight
+    /// coordinates at a time, so that the running minima and maxima stay in registers.
     fn bounds(&self, node: u32) -> (Vec<f64>, Vec<f64>) {
         let (start, end) = self.range[node as usize];
-        let dims = self.x.ncols();
-        let mut lower = vec![f64::INFINITY; dims];
-        let mut upper = vec![f64::NEG_INFINITY; dims];
-        for &i in &self.order[start..end] {
-            for (d, &v) in self.x.row(i as usize).iter().enumerate() {
-                lower[d] = lower[d].min(v);
-                upper[d] = upper[d].max(v);
+        let points = &self.order[start..end];
+        let mut lower = vec![f64::INFINITY; self.dims];
+        let mut upper = vec![f64::NEG_INFINITY; self.dims];
+        for d0 in (0..self.dims).step_by(8) {
+            let width = (self.dims - d0).min(8);
+            let mut lo = [f64::INFINITY; 8];
+            let mut hi = [f64::NEG_INFINITY; 8];
+            if width == 8 {
+                for &i in points {
+                    let p = &self.point(i)[d0..d0 + 8];
+                    for k in 0..8 {
+                        lo[k] = if p[k] < lo[k] { p[k] } else { lo[k] };
+                        hi[k] = if p[k] > hi[k] { p[k] } else { hi[k] };
+                    }
+                }
+            } else {
+                for &i in points {
+                    let p = &self.point(i)[d0..d0 + width];
+                    for k in 0..width {
+                        lo[k] = if p[k] < lo[k] { p[k] } else { lo[k] };
+                        hi[k] = if p[k] > hi[k] { p[k] } else { hi[k] };
+                    }
+                }
             }
+            lower[d0..d0 + width].copy_from_slice(&lo[..width]);
+            upper[d0..d0 + width].copy_from_slice(&hi[..width]);
         }
         (lower, upper)
     }
 
     /// Stable partition of `node`'s points by `x_d <= location`; returns the number going left.
+    /// Branch-free: every point is written to both sides' next slot, one counter advances.
     fn partition(&mut self, node: u32, dimension: usize, location: f64) -> usize {
         let (start, end) = self.range[node as usize];
         self.scratch.clear();
-        let mut n_left = 0;
+        self.scratch.resize(end - start, 0);
+        let (mut n_left, mut n_right) = (0, 0);
         for k in start..end {
             let i = self.order[k];
-            if self.x[[i as usize, dimension]] <= location {
-                self.order[start + n_left] = i;
-                n_left += 1;
-            } else {
-                self.scratch.push(i);
-            }
+            let left = self.x[i as usize * self.dims + dimension] <= location;
+            // Slot start + n_left <= k has been read already.
+            self.order[start + n_left] = i;
+            self.scratch[n_right] = i;
+            n_left += usize::from(left);
+            n_right += usize::from(!left);
         }
-        self.order[start + n_left..end].copy_from_slice(&self.scratch);
+        self.order[start + n_left..end].copy_from_slice(&self.scratch[..n_right]);
         n_left
     }
 
@@ -147,7 +177,17 @@ impl MondrianTree {
     ) -> Result<Self, MondrianError> {
         check_lifetime(lifetime)?;
         check_data(x)?;
-        let mut cells = Cells::new(x);
+        Ok(Self::sample_checked(x, lifetime, rng))
+    }
+
+    /// [`Self::sample`] on a lifetime and data already checked.
+    pub(crate) fn sample_checked<R: Rng + ?Sized>(
+        x: ArrayView2<f64>,
+        lifetime: f64,
+        rng: &mut R,
+    ) -> Self {
+        let standard = x.as_standard_layout();
+        let mut cells = Cells::new(standard.as_slice().expect("standard layout"), x.ncols());
         let mut heap = BinaryHeap::new();
         let mut splits = Vec::new();
         schedule(&cells, 0, 0.0, lifetime, rng, &mut heap);
@@ -185,7 +225,7 @@ impl MondrianTree {
             .iter()
             .map(|&(a, b)| (a as u32, b as u32))
             .collect();
-        Ok(Self {
+        Self {
             lifetime,
             dim: x.ncols(),
             splits,
@@ -194,7 +234,7 @@ impl MondrianTree {
             leaf_of_point,
             order: cells.order,
             range,
-        })
+        }
     }
 
     /// The terminal lifetime the tree was sampled to.
@@ -266,7 +306,8 @@ impl MondrianTree {
                 columns: x.ncols(),
             });
         }
-        let mut cells = Cells::new(x);
+        let standard = x.as_standard_layout();
+        let mut cells = Cells::new(standard.as_slice().expect("standard layout"), x.ncols());
         let mut applied = Vec::new();
         for split in self.splits.iter().take_while(|s| s.time <= lifetime) {
             // Ids are assigned in split order, so replaying a prefix reproduces them.
