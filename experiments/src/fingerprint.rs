@@ -92,6 +92,7 @@ numeric_sources!(
     "algorithms/core/src/one_hot.rs",
     "algorithms/core/src/ridge.rs",
     "algorithms/core/src/sgd.rs",
+    "algorithms/core/src/trig.rs",
     "algorithms/core/src/width_search.rs",
     "algorithms/fastfood/src/blas.rs",
     "algorithms/fastfood/src/error.rs",
