@@ -13,7 +13,10 @@
 //! and once with AVX-512 or AVX2 when the processor has them: every path gives the same bits,
 //! so results do not depend on the machine's vector width. (Unlike libm, `sin(-0)` is `+0`.)
 
-const INV_PIO2: f64 = 6.366_197_723_675_813_82e-1;
+// fdlibm's constants, with the digits it publishes (each is the nearest double).
+#![allow(clippy::excessive_precision)]
+
+const INV_PIO2: f64 = std::f64::consts::FRAC_2_PI;
 /// The first 33 bits of π/2, then the next 33, then the tail: `n · PIO2_1` and `n · PIO2_2`
 /// are exact for |n| < 2^20.
 const PIO2_1: f64 = 1.570_796_326_734_125_614_17;
@@ -73,7 +76,7 @@ fn sin_cos_generic(x: &[f64], sin: &mut [f64], cos: &mut [f64]) {
         (*s, *c) = reduced_sin_cos(x);
     }
     for ((&x, s), c) in x.iter().zip(sin.iter_mut()).zip(cos.iter_mut()) {
-        if !(x.abs() < LIMIT) {
+        if x.abs() >= LIMIT || x.is_nan() {
             (*s, *c) = (x.sin(), x.cos());
         }
     }
