@@ -75,6 +75,37 @@ impl OneHotFeatures {
         }
     }
 
+    /// The same matrix with its used columns renumbered in the order rows first use them (row
+    /// by row, block by block); unused columns are dropped. Row-wise computations that only
+    /// gather and scatter by column (SGD) give the same numbers on either matrix, but
+    /// consecutive rows' new columns are now adjacent in memory: when most entries are unique
+    /// (random binning at large λ) a row's weights are one contiguous run, not M cache lines.
+    pub fn renumbered_by_first_use(&self) -> Self {
+        let mut new_id = vec![ABSENT; self.n_columns];
+        let mut next = 0u32;
+        let columns = self
+            .columns
+            .iter()
+            .map(|&c| {
+                if c == ABSENT {
+                    return ABSENT;
+                }
+                let id = &mut new_id[c as usize];
+                if *id == ABSENT {
+                    *id = next;
+                    next += 1;
+                }
+                *id
+            })
+            .collect();
+        Self {
+            n_rows: self.n_rows,
+            n_blocks: self.n_blocks,
+            n_columns: next as usize,
+            columns,
+        }
+    }
+
     /// Number of rows (data points).
     pub fn n_rows(&self) -> usize {
         self.n_rows
@@ -429,6 +460,67 @@ impl NormalOperator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renumbering_by_first_use_keeps_the_matrix_and_the_sgd_numbers() {
+        use crate::sgd::{Rows, ScaledWeights, Sgd};
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let (n, blocks, per_block) = (40, 5, 6);
+        let columns: Vec<u32> = (0..n * blocks)
+            .map(|k| {
+                if rng.random::<f64>() < 0.1 {
+                    ABSENT
+                } else {
+                    ((k % blocks) * per_block + rng.random_range(0..per_block)) as u32
+                }
+            })
+            .collect();
+        // Two unused columns past the used ones.
+        let f = OneHotFeatures::new(n, blocks, blocks * per_block + 2, columns).unwrap();
+        let g = f.renumbered_by_first_use();
+        let used: std::collections::BTreeSet<u32> = f
+            .columns()
+            .iter()
+            .copied()
+            .filter(|&c| c != ABSENT)
+            .collect();
+        assert_eq!(g.n_columns(), used.len());
+        // The same matrix up to a relabelling: entries agree exactly where they agreed.
+        for (a, b) in f.columns().iter().zip(g.columns()) {
+            assert_eq!(*a == ABSENT, *b == ABSENT);
+        }
+        for (k, (&a, &b)) in f.columns().iter().zip(g.columns()).enumerate() {
+            for (&c, &d) in f.columns()[..k].iter().zip(&g.columns()[..k]) {
+                assert_eq!(a == c, b == d);
+            }
+        }
+        // New ids appear in increasing order.
+        let mut seen = 0;
+        for &b in g.columns().iter().filter(|&&b| b != ABSENT) {
+            assert!(b <= seen);
+            seen = seen.max(b + 1);
+        }
+        // SGD on either gives the same predictions, bit for bit.
+        let y = ndarray::Array1::from_shape_fn(n, |i| (i as f64).sin());
+        let sgd = Sgd::sklearn_0_17(1e-3);
+        let predictions = |h: &OneHotFeatures| {
+            let rows = h.sgd_rows(n, 0.5);
+            let mut w = ScaledWeights::zeros(h.n_columns());
+            sgd.fit(
+                &mut w,
+                &rows,
+                y.view(),
+                3,
+                Some(&mut ChaCha8Rng::seed_from_u64(8)),
+            );
+            (0..n)
+                .map(|i| w.predict(&rows, i).to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(predictions(&f), predictions(&g));
+    }
 
     #[test]
     fn symmetric_gauss_seidel_inverts_its_dense_preconditioner() {

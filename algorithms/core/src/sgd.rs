@@ -184,13 +184,29 @@ impl Rows for OneHotRows<'_> {
         }
     }
     fn add_then_dot(&self, i: usize, a: f64, j: usize, v: &mut [f64]) -> f64 {
-        let (Some(bound), true, true) = (self.bound, self.complete, self.disjoint_blocks) else {
+        let (Some(bound), true) = (self.bound, self.disjoint_blocks) else {
             self.add_to(i, a, v);
             return self.dot(j, v);
         };
         assert!(v.len() >= bound, "weights shorter than the column bound");
         let step = a * self.value;
         let (from, to) = (self.row(i), self.row(j));
+        if !self.complete {
+            // The sequential sum over present entries of `gather_sum`, block by block.
+            let mut sum: f64 = std::iter::empty::<f64>().sum();
+            for (&c, &d) in from.iter().zip(to) {
+                if c != ABSENT {
+                    // SAFETY: present entries are below `bound <= v.len()` (contract of
+                    // `bounded`).
+                    unsafe { *v.get_unchecked_mut(c as usize) += step };
+                }
+                if d != ABSENT {
+                    // SAFETY: as above.
+                    sum += unsafe { *v.get_unchecked(d as usize) };
+                }
+            }
+            return self.value * sum;
+        }
         let full = from.len() / 4 * 4;
         // Block b of row i is written before block b of row j is read; other blocks cannot
         // alias it. The partial sums are those of `gather_sum`, in its order.
@@ -742,17 +758,27 @@ mod tests {
         // bit, with and without shrink resets.
         let mut rng = ChaCha8Rng::seed_from_u64(13);
         let (n, blocks, per_block) = (50, 7, 3);
-        let columns: Vec<u32> = (0..n * blocks)
+        let complete: Vec<u32> = (0..n * blocks)
             .map(|k| ((k % blocks) * per_block + rng.random_range(0..per_block)) as u32)
             .collect();
+        let with_absent: Vec<u32> = complete
+            .iter()
+            .map(|&c| if rng.random::<f64>() < 0.2 { ABSENT } else { c })
+            .collect();
         let y = Array1::from_shape_fn(n, |i| (i as f64 * 0.7).cos());
-        for alpha in [1e-3, 150.0] {
+        for (alpha, all_present) in [(1e-3, true), (150.0, true), (1e-3, false), (150.0, false)] {
+            let columns = if all_present { &complete } else { &with_absent };
             let sgd = Sgd::sklearn_0_17(alpha);
-            let plain = OneHotRows::complete(&columns, blocks, n, 0.4);
-            // SAFETY: every entry is below blocks * per_block.
-            let fused =
-                unsafe { OneHotRows::bounded(&columns, blocks, n, 0.4, blocks * per_block, true) }
-                    .with_disjoint_blocks();
+            let plain = if all_present {
+                OneHotRows::complete(columns, blocks, n, 0.4)
+            } else {
+                OneHotRows::new(columns, blocks, n, 0.4)
+            };
+            // SAFETY: every entry is below blocks * per_block (or ABSENT when not complete).
+            let fused = unsafe {
+                OneHotRows::bounded(columns, blocks, n, 0.4, blocks * per_block, all_present)
+            }
+            .with_disjoint_blocks();
             let (mut a, mut b) = (
                 ScaledWeights::zeros(blocks * per_block),
                 ScaledWeights::zeros(blocks * per_block),
@@ -762,11 +788,11 @@ mod tests {
             sgd.fit(&mut b, &fused, y.view(), 4, Some(&mut r2));
             let bits =
                 |w: &ScaledWeights| w.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&a), bits(&b), "alpha {alpha}");
+            assert_eq!(bits(&a), bits(&b), "alpha {alpha}, complete {all_present}");
             // And both are the rule written out (no lazy scale, no interleaving).
             let mut dense = ndarray::Array2::<f64>::zeros((n, blocks * per_block));
             for (i, row) in columns.chunks(blocks).enumerate() {
-                for &c in row {
+                for &c in row.iter().filter(|&&c| c != ABSENT) {
                     dense[[i, c as usize]] = 0.4;
                 }
             }

@@ -54,16 +54,33 @@ impl Grid<'_> {
         bin_keys(x, self.shifts, self.widths, key);
     }
 
-    /// The position in `table` of bin `key` (hash `hash`); `scratch` holds D indices.
-    fn find(&self, table: &BinTable, key: &[u64], hash: u64, scratch: &mut [u64]) -> Option<usize> {
+    /// The position in `table` of bin `key` (hash `hash`); `scratch` holds D indices. The keys
+    /// of the fitted points from `batch_first` on are in `batch` (row-major), so a candidate
+    /// created by one of them is compared without recomputing its key.
+    fn find(
+        &self,
+        table: &BinTable,
+        key: &[u64],
+        hash: u64,
+        batch: (&[u64], usize),
+        scratch: &mut [u64],
+    ) -> Option<usize> {
         let dim = key.len();
+        let (batch, batch_first) = batch;
         table
             .index
             .find(hash, |&(h, p)| {
                 h == hash && {
                     let row = table.creators[p as usize] as usize;
-                    self.bin(&self.fitted[row * dim..(row + 1) * dim], scratch);
-                    scratch == key
+                    match row.checked_sub(batch_first) {
+                        Some(r) if (r + 1) * dim <= batch.len() => {
+                            &batch[r * dim..(r + 1) * dim] == key
+                        }
+                        _ => {
+                            self.bin(&self.fitted[row * dim..(row + 1) * dim], scratch);
+                            scratch == key
+                        }
+                    }
                 }
             })
             .map(|&(_, p)| p as usize)
@@ -181,16 +198,21 @@ impl RandomBinning {
         }
         self.fitted.extend(x.iter());
         let mut out = vec![ABSENT; n * m_total];
-        let (mut key, mut scratch) = (vec![0u64; dim], vec![0u64; dim]);
+        // One repetition's keys of all the points being fitted.
+        let (mut keys, mut scratch) = (vec![0u64; n * dim], vec![0u64; dim]);
         let mut tables = std::mem::take(&mut self.columns);
         let mut n_columns = self.n_columns;
+        let points = &self.fitted[first as usize * dim..];
         for (m, table) in tables.iter_mut().enumerate() {
             let grid = self.grid(m);
+            for (point, key) in points.chunks_exact(dim).zip(keys.chunks_exact_mut(dim)) {
+                grid.bin(point, key);
+            }
             for i in 0..n {
-                let row = (first as usize + i) * dim;
-                grid.bin(&self.fitted[row..row + dim], &mut key);
-                let hash = hash_key(&key);
-                let column = match grid.find(table, &key, hash, &mut scratch) {
+                let key = &keys[i * dim..(i + 1) * dim];
+                let hash = hash_key(key);
+                let batch = (keys.as_slice(), first as usize);
+                let column = match grid.find(table, key, hash, batch, &mut scratch) {
                     Some(p) => table.columns[p],
                     None => {
                         let column = n_columns as u32;
@@ -224,7 +246,7 @@ impl RandomBinning {
             let grid = self.grid(m);
             for (i, row) in x.rows().into_iter().enumerate() {
                 grid.bin(row.as_slice().expect("standard layout"), &mut key);
-                if let Some(p) = grid.find(table, &key, hash_key(&key), &mut scratch) {
+                if let Some(p) = grid.find(table, &key, hash_key(&key), (&[], 0), &mut scratch) {
                     out[i * m_total + m] = table.columns[p];
                 }
             }

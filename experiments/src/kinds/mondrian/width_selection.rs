@@ -424,8 +424,12 @@ fn random_feature_search(
                 )?;
                 match p.learner {
                     Learner::Sgd => {
-                        let train_rows = all.sgd_rows(n_train, scale);
-                        let mut w = ScaledWeights::zeros(n_columns);
+                        // SGD gathers and scatters by column only: the same numbers with the
+                        // columns renumbered by first use, and each repetition owns its bins'
+                        // columns, so consecutive steps interleave repetition by repetition.
+                        let all = all.renumbered_by_first_use();
+                        let train_rows = all.sgd_rows(n_train, scale).with_disjoint_blocks();
+                        let mut w = ScaledWeights::zeros(all.n_columns());
                         sgd.fit(
                             &mut w,
                             &train_rows,
