@@ -198,17 +198,20 @@ impl RandomBinning {
         }
         self.fitted.extend(x.iter());
         let mut out = vec![ABSENT; n * m_total];
-        // One repetition's keys of all the points being fitted.
+        // One repetition's keys of the points being fitted.
         let (mut keys, mut scratch) = (vec![0u64; n * dim], vec![0u64; dim]);
         let mut tables = std::mem::take(&mut self.columns);
         let mut n_columns = self.n_columns;
         let points = &self.fitted[first as usize * dim..];
         for (m, table) in tables.iter_mut().enumerate() {
             let grid = self.grid(m);
-            for (point, key) in points.chunks_exact(dim).zip(keys.chunks_exact_mut(dim)) {
-                grid.bin(point, key);
-            }
             for i in 0..n {
+                // Point i's key, next to those of the points before it (the only ones that can
+                // have created a bin of this repetition in this call).
+                grid.bin(
+                    &points[i * dim..(i + 1) * dim],
+                    &mut keys[i * dim..(i + 1) * dim],
+                );
                 let key = &keys[i * dim..(i + 1) * dim];
                 let hash = hash_key(key);
                 let batch = (keys.as_slice(), first as usize);
