@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn renumbering_by_first_use_keeps_the_matrix_and_the_sgd_numbers() {
-        use crate::sgd::{Rows, ScaledWeights, Sgd};
+        use crate::sgd::{ScaledWeights, Sgd};
         use rand::{Rng, SeedableRng};
         use rand_chacha::ChaCha8Rng;
         let mut rng = ChaCha8Rng::seed_from_u64(4);
