@@ -369,14 +369,14 @@ fn row_prediction(row: &[u32], values: &[f64]) -> f64 {
     row.iter().map(|&c| values[c as usize]).sum::<f64>() / row.len() as f64
 }
 
-/// Fits every tree alone: leaf value `S_ℓ/(n_ℓ + δ)` from the training rows `0..n_train`;
-/// leaves without training points predict 0.
-pub fn forest_fit(
+/// Every column's `S_ℓ/(n_ℓ + δ)` from the training rows `0..n_train` (0 for columns without
+/// training points), and every row's `(1/M) Σ_m T_m(x)`.
+fn leaf_values_and_predictions(
     features: &OneHotFeatures,
     n_train: usize,
     y_centred: ArrayView1<f64>,
     delta: f64,
-) -> ForestFit {
+) -> (Vec<f64>, Array1<f64>) {
     let n_columns = features.n_columns();
     let (mut sums, mut counts) = (vec![0.0; n_columns], vec![0.0; n_columns]);
     for i in 0..n_train {
@@ -390,9 +390,22 @@ pub fn forest_fit(
         .zip(&counts)
         .map(|(&s, &n)| leaf_value(s, n, delta))
         .collect();
-    let centred_predictions = (0..features.n_rows())
+    let predictions = (0..features.n_rows())
         .map(|i| row_prediction(features.row(i), &values))
         .collect();
+    (values, predictions)
+}
+
+/// Fits every tree alone: leaf value `S_ℓ/(n_ℓ + δ)` from the training rows `0..n_train`;
+/// leaves without training points predict 0.
+pub fn forest_fit(
+    features: &OneHotFeatures,
+    n_train: usize,
+    y_centred: ArrayView1<f64>,
+    delta: f64,
+) -> ForestFit {
+    let (values, centred_predictions) =
+        leaf_values_and_predictions(features, n_train, y_centred, delta);
     let mut leaves: Vec<(usize, u32)> = (0..features.n_rows())
         .flat_map(|i| features.row(i).iter().copied().enumerate())
         .collect();
@@ -420,8 +433,10 @@ pub struct SweepForest {
     values: Vec<f64>,
     /// `(1/M) Σ_m T_m(x_i)` for every point.
     predictions: Array1<f64>,
-    /// Points whose prediction an update must recompute (scratch).
+    /// Whether a point is in `moved` (scratch).
     dirty: Vec<bool>,
+    /// The points whose prediction an update must recompute, each once (scratch).
+    moved: Vec<u32>,
     /// The points of one child, sorted (scratch).
     points: Vec<u32>,
 }
@@ -430,17 +445,15 @@ impl SweepForest {
     /// The forest at the sweep's current lifetime; rows `0..n_train` are the training rows with
     /// centred targets `y_centred`.
     pub fn new(state: &SweepState, n_train: usize, y_centred: ArrayView1<f64>, delta: f64) -> Self {
-        let fit = forest_fit(&state.features(), n_train, y_centred, delta);
-        let mut values = vec![0.0; state.features_columns()];
-        for (c, v) in fit.leaf_values {
-            values[c as usize] = v;
-        }
+        let (values, predictions) =
+            leaf_values_and_predictions(&state.features(), n_train, y_centred, delta);
         Self {
             delta,
             n_train,
             values,
-            predictions: fit.centred_predictions,
+            predictions,
             dirty: vec![false; state.n_points()],
+            moved: Vec::new(),
             points: Vec::new(),
         }
     }
@@ -464,8 +477,10 @@ impl SweepForest {
                 self.points.sort_unstable();
                 let (mut sum, mut count) = (0.0, 0.0);
                 for &i in &self.points {
+                    if !std::mem::replace(&mut self.dirty[i as usize], true) {
+                        self.moved.push(i);
+                    }
                     let i = i as usize;
-                    self.dirty[i] = true;
                     if i < self.n_train {
                         sum += y_centred[i];
                         count += 1.0;
@@ -474,15 +489,12 @@ impl SweepForest {
                 self.values[column as usize] = leaf_value(sum, count, self.delta);
             }
         }
-        if events.is_empty() {
-            return;
-        }
         let m = state.n_trees();
         let leaves = state.leaf_ids();
-        for (i, dirty) in self.dirty.iter_mut().enumerate() {
-            if std::mem::take(dirty) {
-                self.predictions[i] = row_prediction(&leaves[i * m..(i + 1) * m], &self.values);
-            }
+        for i in self.moved.drain(..) {
+            let i = i as usize;
+            self.dirty[i] = false;
+            self.predictions[i] = row_prediction(&leaves[i * m..(i + 1) * m], &self.values);
         }
     }
 

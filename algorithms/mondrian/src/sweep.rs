@@ -153,7 +153,7 @@ impl SweepState {
     }
 
     /// Number of global columns (all nodes of all trees): every leaf id is below it.
-    pub fn features_columns(&self) -> usize {
+    pub fn n_columns(&self) -> usize {
         self.n_columns
     }
 

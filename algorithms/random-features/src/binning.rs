@@ -18,10 +18,11 @@ use rand_distr::{Distribution, Gamma};
 
 use crate::error::{check_count, check_input, FeatureError};
 
-/// The bins of one repetition seen so far: for each, the fitted point that created it (its key
-/// is recomputed from that point when compared: D indices per bin are never stored) and its
-/// column, and a hash table of (hash, position). Nothing is allocated per bin; the hash has a
-/// fixed seed, so runs take the same time.
+/// The bins of one repetition seen so far: for each, the fitted point that created it and its
+/// column, and a hash table of (hash, position). A candidate bin is compared by the creator's
+/// key: from the keys of the current fit when the creator is among its points, else recomputed,
+/// so D indices per bin are never stored. Nothing is allocated per bin; the hash has a fixed
+/// seed, so runs take the same time.
 #[derive(Debug, Clone, Default)]
 struct BinTable {
     creators: Vec<u32>,

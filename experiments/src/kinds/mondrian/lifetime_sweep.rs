@@ -282,15 +282,14 @@ impl Kind for LifetimeSweep {
             // The closed form once more for the leaf list of the weights rows.
             let weights_forest = weights_here
                 .then(|| forest_fit(&state.features(), n_train, centred.view(), p.delta));
-            let forest_pred = forest.as_ref().map(|f| f.centred_predictions().to_owned());
             let leaves = (p.n_mondrians + state.applied()) as f64 / p.n_mondrians as f64;
             let elapsed = start.elapsed().as_secs_f64();
-            let mut models = vec![("kernel", &kernel_pred)];
-            if let Some(f) = forest_pred.as_ref() {
-                models.push(("forest", f));
+            let mut models = vec![("kernel", kernel_pred.view())];
+            if let Some(f) = forest.as_ref() {
+                models.push(("forest", f.centred_predictions()));
             }
             for (model, centred_pred) in models {
-                let pred = centred_pred + mean;
+                let pred = &centred_pred + mean;
                 for (set, range, y) in &sets {
                     let error = relative_error_percent(pred.slice(s![range.clone()]), y.view())?;
                     let mut r = row([
