@@ -179,18 +179,18 @@ numeric_sources!(
     "experiments/src/data/synthetic/oblique_boundary.rs",
     "experiments/src/data/synthetic/uniform_box.rs",
     "experiments/src/data/synthetic/varying_sinus.rs",
-    "experiments/src/kinds/common/binary.rs",
+    "experiments/src/kinds/isolation_kernel/binary.rs",
     "experiments/src/kinds/common/clock.rs",
-    "experiments/src/kinds/common/feature_maps.rs",
+    "experiments/src/kinds/mondrian/feature_maps.rs",
     "experiments/src/kinds/a_la_carte/fastfood_regression.rs",
     "experiments/src/kinds/a_la_carte/fastfood_scaling.rs",
     "experiments/src/kinds/a_la_carte/spectrum_recovery.rs",
     "experiments/src/kinds/a_la_carte/mod.rs",
     "experiments/src/kinds/common/mod.rs",
-    "experiments/src/kinds/common/online_classifiers.rs",
+    "experiments/src/kinds/isolation_kernel/online_classifiers.rs",
     "experiments/src/kinds/common/params.rs",
-    "experiments/src/kinds/common/sweep.rs",
-    "experiments/src/kinds/common/transductive.rs",
+    "experiments/src/kinds/mondrian/sweep.rs",
+    "experiments/src/kinds/mondrian/transductive.rs",
     "experiments/src/kinds/isolation_kernel/batch_classification.rs",
     "experiments/src/kinds/isolation_kernel/laplacian_agreement.rs",
     "experiments/src/kinds/isolation_kernel/mod.rs",
@@ -552,13 +552,21 @@ mod tests {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect()
         };
-        let mut names = Vec::new();
-        let mut prefixes = vec!["common::"];
-        if file.contains("/kinds/common/") {
-            prefixes.push("super::");
+        // The folder of the file's own paper (or `common`): its helpers are named
+        // `kinds::<paper>::x` or `super::x`.
+        let folder = file
+            .strip_prefix("experiments/src/kinds/")
+            .and_then(|rest| rest.split_once('/'))
+            .map(|(paper, _)| paper.to_string());
+        let mut prefixes = vec![("common::".to_string(), "common".to_string())];
+        if let Some(folder) = &folder {
+            prefixes.push((format!("kinds::{folder}::"), folder.clone()));
+            prefixes.push(("super::".to_string(), folder.clone()));
         }
-        for prefix in prefixes {
-            for (i, _) in text.match_indices(prefix) {
+        let mut helpers = BTreeSet::new();
+        for (prefix, folder) in &prefixes {
+            let mut names = Vec::new();
+            for (i, _) in text.match_indices(prefix.as_str()) {
                 let rest = &text[i + prefix.len()..];
                 if let Some(group) = rest.strip_prefix('{') {
                     let group = &group[..group.find('}').unwrap_or(group.len())];
@@ -567,12 +575,13 @@ mod tests {
                     names.push(ident(rest));
                 }
             }
+            helpers.extend(
+                names
+                    .into_iter()
+                    .map(|n| format!("experiments/src/kinds/{folder}/{n}.rs"))
+                    .filter(|p| p != file && root().join(p).exists()),
+            );
         }
-        let helpers = names
-            .into_iter()
-            .map(|n| format!("experiments/src/kinds/common/{n}.rs"))
-            .filter(|p| root().join(p).exists())
-            .collect();
         (crates, helpers)
     }
 
@@ -637,12 +646,13 @@ mod tests {
                 );
             }
         }
-        assert!(uses(
-            "experiments/src/kinds/x/y.rs",
-            "use crate::kinds::common::{sweep, transductive::X};"
-        )
-        .1
-        .contains("experiments/src/kinds/common/sweep.rs"));
+        let (_, helpers) = uses(
+            "experiments/src/kinds/mondrian/y.rs",
+            "use crate::kinds::common::{clock, params::X};\nuse crate::kinds::mondrian::sweep;",
+        );
+        for h in ["common/clock.rs", "common/params.rs", "mondrian/sweep.rs"] {
+            assert!(helpers.contains(&format!("experiments/src/kinds/{h}")), "{h}");
+        }
     }
 
     #[test]

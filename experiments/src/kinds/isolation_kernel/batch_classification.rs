@@ -19,9 +19,9 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::binary::{require_classification, BinarySplit};
+use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit};
 use crate::kinds::common::clock::{on_own_thread, Clock};
-use crate::kinds::common::online_classifiers::{choose_psi, Classifier, WithLearner};
+use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, WithLearner};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -123,9 +123,9 @@ impl Kind for BatchClassification {
         crates: &["isolation-kernel", "kernel-core", "datasets"],
         files: &[
             "experiments/src/kinds/isolation_kernel/batch_classification.rs",
-            "experiments/src/kinds/common/binary.rs",
+            "experiments/src/kinds/isolation_kernel/binary.rs",
             "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/common/online_classifiers.rs",
+            "experiments/src/kinds/isolation_kernel/online_classifiers.rs",
         ],
     };
 
@@ -142,7 +142,7 @@ impl Kind for BatchClassification {
     }
 
     fn cost(p: &BatchParams) -> f64 {
-        use crate::kinds::common::online_classifiers::Method;
+        use crate::kinds::isolation_kernel::online_classifiers::Method;
         let cv = if p.learner.selects_psi() {
             (p.learner.psi_grid().len() * p.learner.cv_folds) as f64
         } else {

@@ -4,8 +4,16 @@
 //! * [`batch_classification`]: Tables 5-6 and Figs. 5-7, one training pass and one test;
 //! * [`online_stream`]: Fig. 3 (cumulative accuracy and time), Fig. 4 (runtime vs ψ of the
 //!   t-look-up and naive dot products) and §8.1.1 (IK-OGD vs IK-OGD(dual));
-//! * [`laplacian_agreement`]: the KDD 2018 result (IK_i ≈ L_ψ under uniform density), spec V1.
+//! * [`laplacian_agreement`]: the KDD 2018 result (IK_i ≈ L_ψ under uniform density), spec V1;
+//!
+//! and the helpers they share:
+//!
+//! * [`binary`]: binary classification examples (labels ±1, inputs dense or sparse);
+//! * [`online_classifiers`]: the online classifiers by their config name, and ψ by
+//!   cross-validation.
 
 pub mod batch_classification;
+pub mod binary;
 pub mod laplacian_agreement;
+pub mod online_classifiers;
 pub mod online_stream;

@@ -19,9 +19,9 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::binary::{require_classification, BinarySplit, Examples};
+use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit, Examples};
 use crate::kinds::common::clock::{on_own_thread, Clock};
-use crate::kinds::common::online_classifiers::{choose_psi, Classifier, Method, WithLearner};
+use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, Method, WithLearner};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -175,9 +175,9 @@ impl Kind for OnlineStream {
         crates: &["isolation-kernel", "kernel-core", "datasets"],
         files: &[
             "experiments/src/kinds/isolation_kernel/online_stream.rs",
-            "experiments/src/kinds/common/binary.rs",
+            "experiments/src/kinds/isolation_kernel/binary.rs",
             "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/common/online_classifiers.rs",
+            "experiments/src/kinds/isolation_kernel/online_classifiers.rs",
         ],
     };
 

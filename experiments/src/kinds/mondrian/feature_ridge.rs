@@ -21,9 +21,9 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::feature_maps::{self, MapMethod};
+use crate::kinds::mondrian::feature_maps::{self, MapMethod};
 use crate::kinds::common::params::{positive, require_regression};
-use crate::kinds::common::transductive::TransductiveSplit;
+use crate::kinds::mondrian::transductive::TransductiveSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -38,7 +38,7 @@ pub const EXACT_LAPLACE: &str = "exact_laplace";
 #[serde(deny_unknown_fields)]
 pub struct FeatureRidgeParams {
     /// A feature map (`mondrian`, `random_binning`, `random_fourier`: see
-    /// [`crate::kinds::common::feature_maps`]) or `exact_laplace`.
+    /// [`crate::kinds::mondrian::feature_maps`]) or `exact_laplace`.
     pub method: String,
     /// λ of the Laplace kernel (the Mondrian lifetime).
     pub lifetime: f64,
@@ -106,8 +106,8 @@ impl Kind for FeatureRidge {
         files: &[
             "experiments/src/kinds/mondrian/feature_ridge.rs",
             "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/common/feature_maps.rs",
-            "experiments/src/kinds/common/transductive.rs",
+            "experiments/src/kinds/mondrian/feature_maps.rs",
+            "experiments/src/kinds/mondrian/transductive.rs",
         ],
     };
 

@@ -16,7 +16,7 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::feature_maps;
+use crate::kinds::mondrian::feature_maps;
 use crate::kinds::common::params::positive;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -39,7 +39,7 @@ fn too_many(n: usize) -> String {
 #[serde(deny_unknown_fields)]
 pub struct KernelApproximationParams {
     /// The feature map (`mondrian`, `random_binning`, `random_fourier`: see
-    /// [`crate::kinds::common::feature_maps`]).
+    /// [`crate::kinds::mondrian::feature_maps`]).
     pub method: String,
     /// λ of the Laplace kernel `exp(−λ‖x − x'‖₁)` (the Mondrian lifetime).
     pub lifetime: f64,
@@ -99,7 +99,7 @@ impl Kind for KernelApproximation {
         files: &[
             "experiments/src/kinds/mondrian/kernel_approximation.rs",
             "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/common/feature_maps.rs",
+            "experiments/src/kinds/mondrian/feature_maps.rs",
         ],
     };
 

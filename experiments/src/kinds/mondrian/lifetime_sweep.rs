@@ -28,11 +28,11 @@ use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::params::{positive, require_regression};
-use crate::kinds::common::sweep::{
+use crate::kinds::mondrian::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, CgPreconditioner, Checkpoints,
     Learner, Solver, Sweep,
 };
-use crate::kinds::common::transductive::TransductiveSplit;
+use crate::kinds::mondrian::transductive::TransductiveSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -219,8 +219,8 @@ impl Kind for LifetimeSweep {
         files: &[
             "experiments/src/kinds/mondrian/lifetime_sweep.rs",
             "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/common/sweep.rs",
-            "experiments/src/kinds/common/transductive.rs",
+            "experiments/src/kinds/mondrian/sweep.rs",
+            "experiments/src/kinds/mondrian/transductive.rs",
         ],
     };
 

@@ -29,11 +29,11 @@ use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::{positive, require_regression};
-use crate::kinds::common::sweep::{
+use crate::kinds::mondrian::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
     Sweep,
 };
-use crate::kinds::common::transductive::TransductiveSplit;
+use crate::kinds::mondrian::transductive::TransductiveSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -225,8 +225,8 @@ impl Kind for WidthSelection {
             "experiments/src/kinds/mondrian/width_selection.rs",
             "experiments/src/kinds/common/params.rs",
             "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/common/sweep.rs",
-            "experiments/src/kinds/common/transductive.rs",
+            "experiments/src/kinds/mondrian/sweep.rs",
+            "experiments/src/kinds/mondrian/transductive.rs",
         ],
     };
 

@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::kinds::common::binary::Examples;
+use crate::kinds::isolation_kernel::binary::Examples;
 
 /// A learner of the paper, as a config names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
