@@ -32,7 +32,7 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Checks the grid against the terminal lifetime.
     pub fn check(&self, terminal_lifetime: f64) -> Result<(), String> {
-        super::params::positive("checkpoints.first", self.first)?;
+        crate::kinds::common::params::positive("checkpoints.first", self.first)?;
         if self.first > terminal_lifetime {
             return Err("checkpoints.first must not exceed terminal_lifetime".into());
         }
@@ -118,8 +118,8 @@ pub struct Solver {
 impl Solver {
     /// Checks the CG settings.
     pub fn check(&self) -> Result<(), String> {
-        super::params::positive("delta", self.delta)?;
-        super::params::positive("cg_tolerance", self.cg_tolerance)?;
+        crate::kinds::common::params::positive("delta", self.delta)?;
+        crate::kinds::common::params::positive("cg_tolerance", self.cg_tolerance)?;
         if self.cg_max_iterations == 0 {
             return Err("cg_max_iterations must be at least 1".into());
         }
