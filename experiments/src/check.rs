@@ -26,6 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::{loglog_slope, reach, sign_test, values_of};
 use crate::table::Row;
 
 /// What `mean` and `ratio` checks compute over the selected values.
@@ -382,154 +383,6 @@ impl CheckSpec {
         }
     }
 }
-
-pub(crate) fn selected<'a>(
-    rows: &'a [Row],
-    select: &'a toml::Table,
-) -> impl Iterator<Item = &'a Row> {
-    rows.iter().filter(move |r| {
-        select
-            .iter()
-            .all(|(k, v)| r.get(k).is_some_and(|value| value.matches(v)))
-    })
-}
-
-/// The values of `metric` in the rows matching `select`.
-pub(crate) fn values_of(rows: &[Row], metric: &str, select: &toml::Table) -> Vec<f64> {
-    selected(rows, select)
-        .filter_map(|r| r.get(metric).and_then(|v| v.as_f64()))
-        .collect()
-}
-
-/// A paired one-tailed sign test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SignTest {
-    /// Pairs where `better` is strictly higher.
-    pub wins: usize,
-    /// Pairs where `worse` is strictly higher.
-    pub losses: usize,
-    /// All pairs (ties included).
-    pub pairs: usize,
-    /// `P(Bin(pairs, 1/2) >= wins)`.
-    pub p_value: f64,
-}
-
-/// `P(Bin(n, 1/2) >= w)`, summed in log space (accurate far into the tail: 1e-60 at n = 200).
-pub fn binomial_upper_tail(w: usize, n: usize) -> f64 {
-    if w == 0 {
-        return 1.0;
-    }
-    if w > n {
-        return 0.0;
-    }
-    // ln C(n, k) by running sums of logarithms.
-    let ln_fact: Vec<f64> = std::iter::once(0.0)
-        .chain((1..=n).scan(0.0, |acc, k| {
-            *acc += (k as f64).ln();
-            Some(*acc)
-        }))
-        .collect();
-    let terms: Vec<f64> = (w..=n)
-        .map(|k| ln_fact[n] - ln_fact[k] - ln_fact[n - k] - n as f64 * std::f64::consts::LN_2)
-        .collect();
-    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let sum: f64 = terms.iter().map(|t| (t - top).exp()).sum();
-    (top + sum.ln()).exp().min(1.0)
-}
-
-/// The mean of `metric` per pairing key (the values of the `pair_by` columns) over the rows
-/// matching `select`.
-fn by_pair(
-    rows: &[Row],
-    metric: &str,
-    select: &toml::Table,
-    pair_by: &[String],
-) -> std::collections::BTreeMap<Vec<String>, f64> {
-    let mut sums: std::collections::BTreeMap<Vec<String>, (f64, usize)> = Default::default();
-    for r in selected(rows, select) {
-        let Some(v) = r.get(metric).and_then(|v| v.as_f64()) else {
-            continue;
-        };
-        let Some(key) = pair_by
-            .iter()
-            .map(|c| r.get(c).map(|v| v.to_string()))
-            .collect::<Option<Vec<String>>>()
-        else {
-            continue;
-        };
-        let e = sums.entry(key).or_insert((0.0, 0));
-        e.0 += v;
-        e.1 += 1;
-    }
-    sums.into_iter()
-        .map(|(k, (s, n))| (k, s / n as f64))
-        .collect()
-}
-
-/// The sign test that the `better` rows beat the `worse` rows on `metric`, paired by `pair_by`
-/// (pairs present in both selections only).
-pub fn sign_test(
-    rows: &[Row],
-    metric: &str,
-    better: &toml::Table,
-    worse: &toml::Table,
-    pair_by: &[String],
-) -> Result<SignTest, String> {
-    let a = by_pair(rows, metric, better, pair_by);
-    let b = by_pair(rows, metric, worse, pair_by);
-    let (mut wins, mut losses, mut pairs) = (0, 0, 0);
-    for (key, x) in &a {
-        if let Some(y) = b.get(key) {
-            pairs += 1;
-            if x > y {
-                wins += 1;
-            } else if y > x {
-                losses += 1;
-            }
-        }
-    }
-    if pairs == 0 {
-        return Err(format!(
-            "no pairs: rows with `{metric}` matching {better} and {worse} share no {pair_by:?}"
-        ));
-    }
-    Ok(SignTest {
-        wins,
-        losses,
-        pairs,
-        p_value: binomial_upper_tail(wins, pairs),
-    })
-}
-
-/// The least `x` over the selected rows whose `metric` is at most `below` (infinity if none).
-fn reach(
-    rows: &[Row],
-    metric: &str,
-    x: &str,
-    below: f64,
-    select: &toml::Table,
-) -> Result<f64, String> {
-    let mut any = false;
-    let mut first = f64::INFINITY;
-    for r in selected(rows, select) {
-        let (Some(m), Some(t)) = (
-            r.get(metric).and_then(|v| v.as_f64()),
-            r.get(x).and_then(|v| v.as_f64()),
-        ) else {
-            continue;
-        };
-        any = true;
-        if m <= below {
-            first = first.min(t);
-        }
-    }
-    if any {
-        Ok(first)
-    } else {
-        Err(format!("no rows with `{metric}` and `{x}` match {select}"))
-    }
-}
-
 fn statistic_of(
     rows: &[Row],
     metric: &str,
@@ -541,48 +394,6 @@ fn statistic_of(
         return Err(format!("no rows with `{metric}` match {select}"));
     }
     Ok(statistic.of(&values))
-}
-
-fn loglog_slope(
-    rows: &[Row],
-    metric: &str,
-    x: &str,
-    select: &toml::Table,
-    x_min: f64,
-    x_max: f64,
-) -> Result<f64, String> {
-    let mut by_x: std::collections::BTreeMap<u64, (f64, f64, usize)> = Default::default();
-    for r in selected(rows, select) {
-        let (Some(xv), Some(yv)) = (
-            r.get(x).and_then(|v| v.as_f64()),
-            r.get(metric).and_then(|v| v.as_f64()),
-        ) else {
-            continue;
-        };
-        if xv >= x_min && xv <= x_max {
-            let e = by_x.entry(xv.to_bits()).or_insert((xv, 0.0, 0));
-            e.1 += yv;
-            e.2 += 1;
-        }
-    }
-    let points: Vec<(f64, f64)> = by_x
-        .values()
-        .map(|(xv, sum, n)| (xv.ln(), (sum / *n as f64).ln()))
-        .collect();
-    if points.len() < 2 {
-        return Err(format!(
-            "need rows at two or more `{x}` values in [{x_min}, {x_max}]"
-        ));
-    }
-    if points.iter().any(|(_, y)| !y.is_finite()) {
-        return Err(format!("`{metric}` must be > 0 for a log-log slope"));
-    }
-    let n = points.len() as f64;
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxy: f64 = points.iter().map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = points.iter().map(|(a, _)| (a - mx) * (a - mx)).sum();
-    Ok(sxy / sxx)
 }
 
 /// Formats check results as an aligned text table; failed rows are marked.
@@ -641,6 +452,7 @@ pub fn format_hypotheses(experiment: &str, results: &[CheckResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::binomial_upper_tail;
     use crate::table::{row, Value};
 
     #[test]

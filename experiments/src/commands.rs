@@ -414,7 +414,7 @@ pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
             format!("REPORT-{run}.md")
         };
         let path = common.root.join("results").join(file);
-        store::write_atomic(&path, report.text.as_bytes())?;
+        crate::files::write_atomic(&path, report.text.as_bytes())?;
         eprintln!("report written to {}", common.shown(&path));
     } else {
         eprintln!(
@@ -442,7 +442,7 @@ fn run_status(paths: &RunPaths) -> String {
     match manifest.status {
         store::RunStatus::Complete => {
             let intact = manifest.table.as_ref().is_some_and(|t| {
-                store::file_sha256(&paths.table).is_ok_and(|digest| digest == t.sha256)
+                crate::keys::file_sha256(&paths.table).is_ok_and(|digest| digest == t.sha256)
             });
             if intact {
                 "complete".into()
@@ -492,7 +492,7 @@ pub fn list(common: &Common, kinds: bool) -> Result<bool> {
                     })
                     .collect();
                 let cells = crate::registry::find(&c.experiment.kind)
-                    .and_then(|kind| crate::cell::plan(&r, kind))
+                    .and_then(|kind| crate::plan::plan(&r, kind))
                     .map_or_else(|e| format!("? ({e})"), |cells| cells.len().to_string());
                 println!(
                     "{}\n    {} | {} | kind {} | {} cells | {} | runs: {}",
@@ -773,8 +773,8 @@ pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
     ));
     let array_path = dir.join(format!("{run}.array.sbatch"));
     let merge_path = dir.join(format!("{run}.merge.sbatch"));
-    store::write_atomic(&array_path, array.as_bytes())?;
-    store::write_atomic(&merge_path, merge.as_bytes())?;
+    crate::files::write_atomic(&array_path, array.as_bytes())?;
+    crate::files::write_atomic(&merge_path, merge.as_bytes())?;
     println!("array job  {}", common.shown(&array_path));
     println!("merge job  {}", common.shown(&merge_path));
     if !submit {

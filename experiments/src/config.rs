@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::check::CheckSpec;
+use crate::kinds::PointParams;
 use crate::plot::PlotSpec;
 
 /// The profile that runs when none is named: the paper's full protocol.
@@ -41,7 +42,7 @@ pub struct ExperimentMeta {
     pub description: String,
 }
 
-pub use crate::data::DataSpec;
+use crate::data::DataSpec;
 
 /// `[plot]` (one table) or `[[plot]]` (an array of tables), each validated on its own so that
 /// an error names the field at fault.
@@ -106,7 +107,7 @@ pub struct Config {
     pub check: Vec<CheckSpec>,
     /// Published (or reference) numbers that `repro report` sets beside the reproduced ones.
     #[serde(default)]
-    pub reference: Vec<crate::report::Reference>,
+    pub reference: Vec<crate::summary::Reference>,
     /// Hypotheses (of a paper or spec, with no published number to check): evaluated as
     /// checks are, reported as holding or not, and never a failure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -114,7 +115,7 @@ pub struct Config {
     /// Tables `repro report` derives from the run: `mean_sd` per value of a column (a paper's
     /// table of means and standard deviations) or `sign_tests` (a pairwise p-value matrix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub summary: Vec<crate::report::Summary>,
+    pub summary: Vec<crate::summary::Summary>,
 }
 
 /// `[[case]] when = { method = "ik_a" }, params = { cv_psi_max = 256 }`: the grid points whose
@@ -206,8 +207,8 @@ pub struct ResolvedConfig {
     pub config: Config,
     /// The resolved TOML text (what the manifest records).
     pub resolved_toml: String,
-    /// One canonical JSON object per grid point, validated by the experiment kind.
-    pub grid: Vec<serde_json::Value>,
+    /// The grid points, deserialised and checked by the experiment kind.
+    pub grid: Vec<PointParams>,
     /// Repetitions of each grid point: `repeats`, or fewer where a `[[case]]` says so.
     pub repeats: Vec<usize>,
 }
@@ -219,7 +220,7 @@ impl ResolvedConfig {
         if self.overrides.is_empty() {
             self.profile.clone()
         } else {
-            let digest = crate::store::sha256_hex(self.overrides.join("\n").as_bytes());
+            let digest = crate::keys::sha256_hex(self.overrides.join("\n").as_bytes());
             format!("{}-set-{}", self.profile, &digest[..8])
         }
     }
@@ -378,27 +379,6 @@ fn clean_toml_error(e: &toml::de::Error, text: &str) -> String {
     }
 }
 
-/// Deserialises one table of a config (`[params]` point, `[data]`, ...) into its typed form; an
-/// error names the key, e.g. `params.lifetime: invalid type: string "x", expected f64`.
-pub fn typed_table<T: serde::de::DeserializeOwned>(
-    table: toml::Table,
-    prefix: &str,
-) -> Result<T, String> {
-    let text = toml::to_string(&table).map_err(|e| format!("{prefix}: {e}"))?;
-    toml::from_str(&text).map_err(|e: toml::de::Error| {
-        let key = e.span().and_then(|span| {
-            let start = span.start.min(text.len());
-            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-            let line = text[line_start..].lines().next().unwrap_or_default();
-            line.split_once(" = ").map(|(k, _)| k.trim().to_string())
-        });
-        match key {
-            Some(k) => format!("{prefix}.{k}: {}", e.message()),
-            None => format!("{prefix}: {}", e.message()),
-        }
-    })
-}
-
 /// Deep merge: tables merge key by key, any other value replaces.
 fn merge(base: &mut toml::Table, patch: toml::Table) {
     for (key, value) in patch {
@@ -454,7 +434,7 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
 
 /// Validates everything that can be checked before running and expands the grid.
 /// The canonical grid points and the repetitions of each.
-type Grid = (Vec<serde_json::Value>, Vec<usize>);
+type Grid = (Vec<PointParams>, Vec<usize>);
 
 fn validate(config: &Config) -> Result<Grid, String> {
     let name = &config.experiment.name;
@@ -512,9 +492,9 @@ fn validate(config: &Config) -> Result<Grid, String> {
             .unwrap_or_default()
             .replace('\n', ", ");
         let value = kind
-            .canonical_params(point)
+            .params(point)
             .map_err(|m| format!("params ({}): {m}", shown.trim_end_matches(", ")))?;
-        if let Some(i) = seen.insert(value.to_string(), canonical.len()) {
+        if let Some(i) = seen.insert(value.canonical.to_string(), canonical.len()) {
             return Err(format!(
                 "params: grid points {} and {} are the same ({}): a value repeated in a grid \
                  axis, or a [[case]] that makes two points equal",
@@ -612,29 +592,6 @@ pub fn expand_grid(params: &toml::Table) -> Result<Vec<toml::Table>, String> {
     Ok(points)
 }
 
-/// A sort key that orders embedded numbers by value: "fig9" < "fig10", "Fig. 9" < "Fig. 10".
-pub fn natural_key(text: &str) -> Vec<(String, u64)> {
-    let mut key = Vec::new();
-    let mut letters = String::new();
-    let mut digits = String::new();
-    for ch in text.chars() {
-        if ch.is_ascii_digit() {
-            digits.push(ch);
-        } else {
-            if !digits.is_empty() {
-                key.push((
-                    std::mem::take(&mut letters),
-                    digits.parse().unwrap_or(u64::MAX),
-                ));
-                digits.clear();
-            }
-            letters.push(ch);
-        }
-    }
-    key.push((letters, digits.parse().unwrap_or(0)));
-    key
-}
-
 /// Every `*.toml` file under `configs/`, sorted (numbers by value).
 pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -654,7 +611,7 @@ pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
         walk(&dir, &mut out)?;
     }
     // fig5 ... fig9, fig10: numbers by value.
-    out.sort_by_cached_key(|p| natural_key(&p.to_string_lossy()));
+    out.sort_by_cached_key(|p| crate::keys::natural_key(&p.to_string_lossy()));
     Ok(out
         .into_iter()
         .map(|p| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or(p))

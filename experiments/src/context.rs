@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rand_chacha::ChaCha8Rng;
 
-use crate::cell::Seeds;
+use crate::seeds::Seeds;
 
 /// What a cell gets besides its parameters and shared data.
 pub struct CellContext<'a> {

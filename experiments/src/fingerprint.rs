@@ -42,6 +42,9 @@ pub const HARNESS: Sources = Sources {
         "experiments/src/context.rs",
         "experiments/src/data/mod.rs",
         "experiments/src/kinds/kind.rs",
+        "experiments/src/plan.rs",
+        "experiments/src/seeds.rs",
+        "experiments/src/toml_table.rs",
     ],
 };
 
@@ -172,6 +175,9 @@ numeric_sources!(
     "experiments/src/cell.rs",
     "experiments/src/context.rs",
     "experiments/src/data/mod.rs",
+    "experiments/src/plan.rs",
+    "experiments/src/seeds.rs",
+    "experiments/src/toml_table.rs",
     "experiments/src/data/synthetic/double_pendulum.rs",
     "experiments/src/data/synthetic/dumbbell.rs",
     "experiments/src/data/synthetic/laplace_gp.rs",
@@ -488,6 +494,9 @@ mod tests {
             "datasets/registry.toml",
             "experiments/src/cell.rs",
             "experiments/src/context.rs",
+            "experiments/src/plan.rs",
+            "experiments/src/seeds.rs",
+            "experiments/src/toml_table.rs",
         ] {
             found.push(root.join(f));
         }
@@ -651,7 +660,10 @@ mod tests {
             "use crate::kinds::common::{clock, params::X};\nuse crate::kinds::mondrian::sweep;",
         );
         for h in ["common/clock.rs", "common/params.rs", "mondrian/sweep.rs"] {
-            assert!(helpers.contains(&format!("experiments/src/kinds/{h}")), "{h}");
+            assert!(
+                helpers.contains(&format!("experiments/src/kinds/{h}")),
+                "{h}"
+            );
         }
     }
 

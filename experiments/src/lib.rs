@@ -5,6 +5,23 @@
 //!   --> results/<experiment>/<run>.parquet + .manifest.json --> figures/<experiment>/<run>.{png,svg}
 //!                                                          --> [[check]] bounds
 //! ```
+//!
+//! Layers, bottom first: a module imports only modules of lower layers (`tests/layers.rs` reads
+//! the sources and this block, and fails otherwise). Inside `kinds`, a paper's folder imports
+//! `kinds::common` and its own modules, never another paper's.
+//!
+//! ```text
+//! 0  keys files seeds toml_table     | leaves: digests, atomic writes, seed material, typed tables
+//! 1  table fingerprint               | result rows and Parquet; code fingerprints of cache keys
+//! 2  provenance stats data context   | run provenance; row statistics; [data]; a cell's context
+//! 3  store check summary plot kinds  | cell cache and manifests; [[check]]; [[reference]] and
+//!                                    | [[summary]]; [[plot]]; the experiment kinds (data -> rows)
+//! 4  registry cell                   | kinds by name; the unit of work
+//! 5  config                          | load, resolve, validate, expand the grid
+//! 6  plan                            | the cells of a config, their keys and seeds
+//! 7  report runner                   | REPORT.md; running the cells of a config
+//! 8  commands                        | the `repro` subcommands
+//! ```
 
 pub mod cell;
 pub mod check;
@@ -12,12 +29,19 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod data;
+pub mod files;
 pub mod fingerprint;
+pub mod keys;
 pub mod kinds;
+pub mod plan;
 pub mod plot;
 pub mod provenance;
 pub mod registry;
 pub mod report;
 pub mod runner;
+pub mod seeds;
+pub mod stats;
 pub mod store;
+pub mod summary;
 pub mod table;
+pub mod toml_table;

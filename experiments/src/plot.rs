@@ -241,7 +241,7 @@ struct Series {
 
 /// The series of a figure from the rows that pass its filter.
 fn build_series(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
-    let rows: Vec<&Row> = crate::check::selected(rows, &spec.filter).collect();
+    let rows: Vec<&Row> = crate::stats::selected(rows, &spec.filter).collect();
     let groups = match spec.kind {
         PlotKind::Lines => line_groups(spec, &rows),
         PlotKind::Histogram => histogram_groups(spec, &rows),
@@ -476,7 +476,7 @@ impl PlotSpec {
 pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Result<Vec<PathBuf>> {
     register_fonts();
     let stem = &spec.stem(run_stem);
-    if crate::check::selected(rows, &spec.filter).next().is_none() {
+    if crate::stats::selected(rows, &spec.filter).next().is_none() {
         // E.g. a figure of a grid point that this profile does not run.
         eprintln!(
             "note: figure {} skipped: no rows match its filter {}",
@@ -557,7 +557,7 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Re
     let dir = stem.parent().context("figure path has no folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Figures half-written by killed processes.
-    crate::store::remove_stale_temporaries(dir);
+    crate::files::remove_stale_temporaries(dir);
     let mut written = Vec::new();
     for ext in ["png", "svg"] {
         let final_path = stem.with_extension(ext);

@@ -213,6 +213,7 @@ impl Progress {
 fn describe(cell: &Cell) -> String {
     let params = cell
         .params
+        .canonical
         .as_object()
         .map(|o| {
             o.iter()
@@ -231,7 +232,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let kind = crate::registry::find(&config.experiment.kind).map_err(anyhow::Error::msg)?;
     let data = crate::data::load(root, &config.data, config.seed, config.repeats)
         .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;
-    let cells = cell::plan(resolved, kind).map_err(anyhow::Error::msg)?;
+    let cells = crate::plan::plan(resolved, kind).map_err(anyhow::Error::msg)?;
     // The shared data of the first cell's split are built now, so that a kind that cannot use
     // the data fails before any cell runs; those of other splits just before their cells.
     let prepare = |rep: usize| -> Result<kinds::Shared> {
@@ -297,8 +298,8 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         shards: Vec::new(),
     };
 
-    store::remove_stale_temporaries(&paths.cells_dir);
-    store::remove_stale_temporaries(&paths.results_dir);
+    crate::files::remove_stale_temporaries(&paths.cells_dir);
+    crate::files::remove_stale_temporaries(&paths.results_dir);
     let label = format!("{} ({run})", config.experiment.name);
     let cached: Vec<Option<CachedCell>> = cells
         .iter()
@@ -325,11 +326,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     // The cells this process is responsible for: all, or its shard's.
     let mine: Vec<bool> = match options.shard {
         Some(shard) => {
-            let costs: Vec<f64> = cells
-                .iter()
-                .map(|c| kind.cost(&c.params))
-                .collect::<Result<_, _>>()
-                .map_err(anyhow::Error::msg)?;
+            let costs: Vec<f64> = cells.iter().map(|c| c.params.cost).collect();
             assign_shards(&costs, shard.count)
                 .into_iter()
                 .map(|s| s == shard.index - 1)
@@ -395,15 +392,17 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             &tick,
             budget.map(Duration::from_secs_f64),
         );
-        let result = catch_unwind(AssertUnwindSafe(|| kind.run_cell(shared, cell, &ctx)))
-            .unwrap_or_else(|panic| {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown panic".into());
-                Err(anyhow::anyhow!("panicked: {message}"))
-            });
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            kind.run_cell(shared, &cell.params, &ctx)
+        }))
+        .unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(anyhow::anyhow!("panicked: {message}"))
+        });
         let seconds = start.elapsed().as_secs_f64();
         match result {
             Ok(rows) => {
@@ -514,7 +513,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default(),
-            sha256: store::file_sha256(&paths.table)?,
+            sha256: crate::keys::file_sha256(&paths.table)?,
             rows: rows.len(),
             columns,
         });
@@ -543,7 +542,7 @@ fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell, budgeted: bool) -
             row.insert("experiment".into(), experiment.into());
             row.insert("cell".into(), cell.key[..16].to_string().into());
             row.insert("rep".into(), cell.rep.into());
-            if let Some(params) = cell.params.as_object() {
+            if let Some(params) = cell.params.canonical.as_object() {
                 for (k, v) in params {
                     row.insert(k.clone(), Value::from_json(v));
                 }

@@ -1,4 +1,5 @@
-//! The store: atomic writes, the per-cell cache, run manifests.
+//! The store: the per-cell cache, run locks, run manifests (files written through
+//! [`crate::files`]).
 //!
 //! Layout under the project root:
 //! ```text
@@ -13,75 +14,14 @@
 //! `running` and removes the old table.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::files::write_atomic;
+use crate::keys::{file_sha256, sha256_hex};
 use crate::table::Row;
-
-/// Lowercase hex sha256 of `bytes`.
-pub use datasets::digest::sha256_bytes as sha256_hex;
-
-/// sha256 of a file's bytes.
-pub fn file_sha256(path: &Path) -> Result<String> {
-    Ok(datasets::file_sha256(path)?)
-}
-
-/// Writes through `write` into a temporary file next to `path`, syncs it and renames it into
-/// place.
-pub fn write_atomic_with(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> Result<()>,
-) -> Result<()> {
-    let dir = path.parent().context("path has no parent folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .context("path has no file name")?
-        .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        write(&mut file).with_context(|| format!("cannot write {}", path.display()))?;
-        file.sync_all()
-            .with_context(|| format!("cannot write {} to disk", path.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot move {} into place", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Removes temporary files that killed processes left in `dir` (their pid no longer runs).
-pub fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        let Some(pid) = name
-            .strip_prefix('.')
-            .and_then(|n| n.rsplit_once(".tmp-"))
-            .and_then(|(_, pid)| pid.split('.').next()?.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let alive = Path::new("/proc").join(pid.to_string()).exists();
-        if !alive && pid != std::process::id() {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// Writes `bytes` to `path` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, |f| Ok(f.write_all(bytes)?))
-}
 
 /// An exclusive lock on one run (`results/<experiment>/<run>.lock`, an advisory `flock`), held
 /// until dropped; the kernel releases it when the process dies, however it dies.
@@ -321,7 +261,7 @@ pub fn shard_manifests(results_dir: &Path, run: &str) -> Vec<ShardInfo> {
             wall_seconds: m.wall_seconds,
         })
         .collect();
-    out.sort_by_cached_key(|s| crate::config::natural_key(&s.run));
+    out.sort_by_cached_key(|s| crate::keys::natural_key(&s.run));
     out
 }
 
@@ -385,20 +325,6 @@ pub fn list_runs(root: &Path, experiment: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/file.txt");
-        write_atomic(&path, b"one").unwrap();
-        write_atomic(&path, b"two").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        let failed = write_atomic_with(&path, |_| bail!("boom"));
-        assert!(failed.is_err());
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
-        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
-        assert_eq!(names.len(), 1);
-    }
 
     #[test]
     fn cache_verifies_checksums_and_identities() {

@@ -215,7 +215,7 @@ pub fn from_frame(df: &DataFrame) -> Result<Vec<Row>> {
 
 /// Writes `df` as Parquet to `path` atomically (temporary file, then rename).
 pub fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
-    crate::store::write_atomic_with(path, |file| {
+    crate::files::write_atomic_with(path, |file| {
         ParquetWriter::new(file)
             .with_compression(ParquetCompression::Zstd(None))
             .finish(df)

@@ -19,8 +19,8 @@ use datasets::{GivenSplits, Inputs, LabelledSet, SplitSpec, Targets, Task};
 use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use crate::cell::{data_seeds, Seeds};
 use crate::fingerprint::Sources;
+use crate::seeds::{seeds_from, Seeds};
 use synthetic::double_pendulum::{DoublePendulumData, PendulumTrajectories};
 use synthetic::dumbbell::Dumbbell;
 use synthetic::laplace_gp::LaplaceGp;
@@ -73,7 +73,7 @@ impl TryFrom<DataTable> for DataSpec {
             }
             None => return Err(format!("data.source: missing; one of {SOURCES}")),
         };
-        use crate::config::typed_table as typed;
+        use crate::toml_table::typed_table as typed;
         match source.as_str() {
             "uniform_box" => Ok(DataSpec::UniformBox(typed(table, "data")?)),
             "dataset" => Ok(DataSpec::Dataset(typed(table, "data")?)),
@@ -581,6 +581,14 @@ fn generated_set(x: Array2<f64>, y: Targets) -> LabelledSet {
     }
 }
 
+/// Seeds of a run's data (synthetic data, splits, streams), from (base seed, data spec): the
+/// same for every cell of the run.
+pub fn data_seeds(base_seed: u64, data: &DataSpec) -> Seeds {
+    let spec = serde_json::to_string(&serde_json::to_value(data).expect("data spec serialises"))
+        .expect("json");
+    seeds_from(base_seed, "repro-data-v1", &spec)
+}
+
 /// Loads (or generates) the data of a run of `repeats` repetitions.
 pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Result<LoadedData> {
     spec.validate().map_err(anyhow::Error::msg)?;
@@ -827,8 +835,8 @@ mod tests {
         // A shuffled stream is a permutation, the same for every cell of the repetition, and
         // another one in the next repetition.
         let tick = |_: f64| {};
-        let cell = crate::cell::Seeds::from_bytes([1; 32]);
-        let other_cell = crate::cell::Seeds::from_bytes([2; 32]);
+        let cell = crate::seeds::Seeds::from_bytes([1; 32]);
+        let other_cell = crate::seeds::Seeds::from_bytes([2; 32]);
         let stream = |cell, rep| {
             crate::context::CellContext::new(cell, data.stream_seeds(rep), &tick, None)
                 .shuffled(&(0..208).collect::<Vec<_>>())

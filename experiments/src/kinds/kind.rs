@@ -3,15 +3,14 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::cell::Cell;
-use crate::config::DataSpec;
 use crate::context::CellContext;
-use crate::data::DataView;
+use crate::data::{DataSpec, DataView};
 use crate::fingerprint::Sources;
 use crate::table::Row;
 
@@ -79,7 +78,29 @@ pub trait Kind: Send + Sync + 'static {
 /// Data shared by the cells of one split, type-erased for the runner.
 pub type Shared = Box<dyn Any + Send + Sync>;
 
-/// What the runner needs of a kind: [`Kind`] behind JSON parameters and erased shared data.
+/// One grid point's parameters, deserialised and checked once, when the config is planned: the
+/// typed value its cells receive, and what planning needs of it (computed then, from the typed
+/// value, never parsed again).
+#[derive(Clone)]
+pub struct PointParams {
+    /// Canonical JSON form: part of the cells' identities and the table's parameter columns.
+    pub canonical: serde_json::Value,
+    /// The parameters that decide the cells' random draws ([`Kind::stream`]).
+    pub stream: serde_json::Value,
+    /// Whether every repetition gives the same numbers ([`Kind::deterministic`]).
+    pub deterministic: bool,
+    /// Relative cost of one cell ([`Kind::cost`]).
+    pub cost: f64,
+    typed: Arc<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for PointParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PointParams({})", self.canonical)
+    }
+}
+
+/// What the runner needs of a kind: [`Kind`] behind checked parameters and erased shared data.
 pub trait ExperimentKind: Sync + Send {
     fn name(&self) -> &'static str;
     fn summary(&self) -> &'static str;
@@ -87,14 +108,16 @@ pub trait ExperimentKind: Sync + Send {
     fn columns(&self) -> &'static [ColumnDoc];
     fn sources(&self) -> &'static Sources;
     fn check_data(&self, data: &DataSpec) -> Result<(), String>;
-    /// Validates one grid point of `[params]` and returns its canonical JSON form.
-    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String>;
-    fn deterministic(&self, params: &serde_json::Value) -> Result<bool, String>;
-    fn stream_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, String>;
-    fn cost(&self, params: &serde_json::Value) -> Result<f64, String>;
+    /// Deserialises and checks one grid point of `[params]`.
+    fn params(&self, point: toml::Table) -> Result<PointParams, String>;
     fn prepare(&self, data: &DataView) -> Result<Shared>;
     /// Runs one cell and checks its rows' columns against [`Self::columns`].
-    fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>>;
+    fn run_cell(
+        &self,
+        shared: &Shared,
+        params: &PointParams,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>>;
 }
 
 /// The one generic adapter from a typed [`Kind`] to [`ExperimentKind`].
@@ -109,17 +132,6 @@ impl<K> Adapter<K> {
 impl<K> Default for Adapter<K> {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl<K: Kind> Adapter<K> {
-    fn typed(params: &serde_json::Value) -> Result<K::Params> {
-        serde_json::from_value(params.clone()).map_err(|e| {
-            anyhow::anyhow!(
-                "internal error: planned parameters of {} do not parse: {e}",
-                K::NAME
-            )
-        })
     }
 }
 
@@ -142,33 +154,36 @@ impl<K: Kind> ExperimentKind for Adapter<K> {
     fn check_data(&self, data: &DataSpec) -> Result<(), String> {
         K::check_data(data)
     }
-    fn canonical_params(&self, point: toml::Table) -> Result<serde_json::Value, String> {
-        let typed: K::Params = crate::config::typed_table(point, "params")?;
+    fn params(&self, point: toml::Table) -> Result<PointParams, String> {
+        let typed: K::Params = crate::toml_table::typed_table(point, "params")?;
         typed.check()?;
-        serde_json::to_value(&typed).map_err(|e| e.to_string())
-    }
-    fn deterministic(&self, params: &serde_json::Value) -> Result<bool, String> {
-        Ok(K::deterministic(
-            &Self::typed(params).map_err(|e| e.to_string())?,
-        ))
-    }
-    fn stream_params(&self, params: &serde_json::Value) -> Result<serde_json::Value, String> {
-        Ok(K::stream(&Self::typed(params).map_err(|e| e.to_string())?))
-    }
-    fn cost(&self, params: &serde_json::Value) -> Result<f64, String> {
-        Ok(K::cost(&Self::typed(params).map_err(|e| e.to_string())?))
+        Ok(PointParams {
+            canonical: serde_json::to_value(&typed).map_err(|e| e.to_string())?,
+            stream: K::stream(&typed),
+            deterministic: K::deterministic(&typed),
+            cost: K::cost(&typed),
+            typed: Arc::new(typed),
+        })
     }
     fn prepare(&self, data: &DataView) -> Result<Shared> {
         Ok(Box::new(K::prepare(data)?))
     }
-    fn run_cell(&self, shared: &Shared, cell: &Cell, ctx: &CellContext) -> Result<Vec<Row>> {
-        let Some(shared) = shared.downcast_ref::<K::Shared>() else {
+    fn run_cell(
+        &self,
+        shared: &Shared,
+        params: &PointParams,
+        ctx: &CellContext,
+    ) -> Result<Vec<Row>> {
+        let (Some(shared), Some(typed)) = (
+            shared.downcast_ref::<K::Shared>(),
+            params.typed.downcast_ref::<K::Params>(),
+        ) else {
             bail!(
-                "internal error: shared data of the wrong type for {}",
+                "internal error: shared data or parameters of the wrong type for {}",
                 K::NAME
             );
         };
-        let rows = K::run_cell(shared, &Self::typed(&cell.params)?, ctx)?;
+        let rows = K::run_cell(shared, typed, ctx)?;
         for row in &rows {
             if let Some(extra) = row
                 .keys()
@@ -231,22 +246,16 @@ mod tests {
     fn run(kind: &dyn ExperimentKind, undeclared: bool) -> Result<Vec<Row>> {
         let mut point = toml::Table::new();
         point.insert("undeclared".into(), undeclared.into());
-        let params = kind.canonical_params(point).unwrap();
+        let params = kind.params(point).unwrap();
         let data =
             crate::data::DataView::Points(std::sync::Arc::new(ndarray::Array2::zeros((1, 1))));
         let shared = kind.prepare(&data)?;
-        let cell = Cell {
-            params,
-            rep: 0,
-            identity: String::new(),
-            key: String::new(),
-            seeds: crate::cell::Seeds::from_bytes([0; 32]),
-        };
+        let seeds = crate::seeds::Seeds::from_bytes([0; 32]);
         let tick = |_: f64| {};
         kind.run_cell(
             &shared,
-            &cell,
-            &CellContext::new(cell.seeds, cell.seeds, &tick, None),
+            &params,
+            &CellContext::new(seeds, seeds, &tick, None),
         )
     }
 
@@ -261,10 +270,7 @@ mod tests {
         );
         let mut bad = toml::Table::new();
         bad.insert("undeclard".into(), true.into());
-        assert!(kind
-            .canonical_params(bad)
-            .unwrap_err()
-            .contains("undeclard"));
+        assert!(kind.params(bad).unwrap_err().contains("undeclard"));
     }
 
     #[test]
@@ -278,12 +284,8 @@ mod tests {
             ))
             .unwrap()
         };
-        let a = kind
-            .stream_params(&kind.canonical_params(point(1.0)).unwrap())
-            .unwrap();
-        let b = kind
-            .stream_params(&kind.canonical_params(point(2.0)).unwrap())
-            .unwrap();
+        let a = kind.params(point(1.0)).unwrap().stream;
+        let b = kind.params(point(2.0)).unwrap().stream;
         assert_eq!(a, b);
         assert_eq!(a, serde_json::json!({ "n_mondrians": 7 }));
     }

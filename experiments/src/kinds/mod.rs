@@ -18,4 +18,4 @@ pub mod mondrian;
 pub mod random_tessellation;
 pub mod streamrak;
 
-pub use kind::{Adapter, ColumnDoc, ExperimentKind, Kind, Params, Shared};
+pub use kind::{Adapter, ColumnDoc, ExperimentKind, Kind, Params, PointParams, Shared};

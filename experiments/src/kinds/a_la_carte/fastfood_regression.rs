@@ -27,8 +27,8 @@ use fastfood::{
 use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};

@@ -25,8 +25,8 @@ use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};

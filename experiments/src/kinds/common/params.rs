@@ -1,6 +1,6 @@
 //! Checks of parameters and data that several kinds share.
 
-use crate::config::DataSpec;
+use crate::data::DataSpec;
 
 /// `check_data` of kinds that need regression data (checked against the registry before any
 /// work starts).

@@ -15,12 +15,12 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit};
 use crate::kinds::common::clock::{on_own_thread, Clock};
+use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit};
 use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, WithLearner};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};

@@ -6,7 +6,7 @@ use anyhow::{bail, Result};
 use datasets::{Inputs, Targets};
 use isolation_kernel::{Row, SparseRow};
 
-use crate::config::DataSpec;
+use crate::data::DataSpec;
 use crate::data::{DataView, SplitSets};
 
 /// `check_data` of kinds that need a classification set.

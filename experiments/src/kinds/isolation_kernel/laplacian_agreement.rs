@@ -14,8 +14,8 @@ use ndarray::{s, Array2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::{ColumnDoc, Kind, Params};

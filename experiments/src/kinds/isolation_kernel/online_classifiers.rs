@@ -683,7 +683,7 @@ impl<P: Serialize + Clone> WithLearner<P> {
 }
 
 impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {
-    /// Each half is read from its own TOML text ([`crate::config::typed_table`]), so that an
+    /// Each half is read from its own TOML text ([`crate::toml_table::typed_table`]), so that an
     /// error names its key (`params.t: invalid type ...`); an unknown key lists the learner's
     /// keys besides the kind's.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -694,8 +694,8 @@ impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {
             toml::Table::try_from(m).map_err(|e| D::Error::custom(format!("params: {e}")))
         };
         let learner =
-            crate::config::typed_table(table(learner)?, "params").map_err(D::Error::custom)?;
-        let own = crate::config::typed_table(table(own)?, "params").map_err(|e| {
+            crate::toml_table::typed_table(table(learner)?, "params").map_err(D::Error::custom)?;
+        let own = crate::toml_table::typed_table(table(own)?, "params").map_err(|e| {
             if e.contains("unknown field") {
                 D::Error::custom(format!(
                     "{e}, or one of the learner's keys: {}",

@@ -17,12 +17,12 @@ use kernel_core::{DenseFeatures, Features};
 use ndarray::{s, Array1};
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::mondrian::feature_maps::{self, MapMethod};
 use crate::kinds::common::params::{positive, require_regression};
+use crate::kinds::mondrian::feature_maps::{self, MapMethod};
 use crate::kinds::mondrian::transductive::TransductiveSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};

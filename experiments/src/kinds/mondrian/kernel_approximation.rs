@@ -12,12 +12,12 @@ use kernel_core::Features;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::mondrian::feature_maps;
 use crate::kinds::common::params::positive;
+use crate::kinds::mondrian::feature_maps;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 

@@ -23,8 +23,8 @@ use mondrian::{forest_fit, SweepForest};
 use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::params::{positive, require_regression};

@@ -23,8 +23,8 @@ use random_tessellation::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::config::DataSpec;
 use crate::context::CellContext;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};

@@ -18,9 +18,9 @@ use streamrak::statistics::ConvergenceParams;
 use streamrak::LevelParams;
 
 use super::training::{train, Method, PairStream, Settings, Trained};
-use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::synthetic::double_pendulum::PendulumTrajectories;
+use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::{ColumnDoc, Kind, Params};

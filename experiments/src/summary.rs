@@ -1,0 +1,279 @@
+//! `[[reference]]` and `[[summary]]` entries of a config: the published numbers set beside a
+//! run's rows, and the tables derived from them (means and standard deviations per value of a
+//! column, sign-test matrices), rendered as Markdown for `repro report`.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::values_of;
+use crate::table::Row;
+
+/// A published or reference number.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// What the number is, e.g. "Mondrian kernel, M = 50".
+    pub label: String,
+    pub metric: String,
+    #[serde(default)]
+    pub select: toml::Table,
+    /// The published or reference value.
+    pub value: f64,
+    /// Its spread or provenance, e.g. "seed means 0.183-0.209".
+    #[serde(default)]
+    pub note: String,
+}
+
+impl Reference {
+    pub fn validate(&self, columns: &[String]) -> Result<(), String> {
+        for c in std::iter::once(&self.metric).chain(self.select.keys()) {
+            if !columns.iter().any(|k| k == c) {
+                return Err(format!(
+                    "unknown column `{c}`; columns: {}",
+                    columns.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Mean, sd (ddof 0) and count of the metric over the selected rows.
+    pub fn reproduced(&self, rows: &[Row]) -> Option<(f64, f64, usize)> {
+        let v = values_of(rows, &self.metric, &self.select);
+        if v.is_empty() {
+            return None;
+        }
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+        Some((mean, sd, v.len()))
+    }
+}
+
+/// What a `[[summary]]` table shows.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryKind {
+    /// One row per value of `by`: mean ± sd (ddof 0) and count of each of `metrics`.
+    MeanSd,
+    /// The matrix of one-tailed sign-test p-values between the values of `by` (paired by
+    /// `pair_by`), each entry towards the better of the two by mean, so it is symmetric (as
+    /// the Random Tessellation Forests paper's Supp. Table 1).
+    SignTests,
+}
+
+/// A `[[summary]]`: a table derived from a run for the report.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub kind: SummaryKind,
+    /// Its caption, e.g. "Table 1 form: % correct over the splits".
+    pub label: String,
+    /// The metrics (`sign_tests`: exactly one).
+    pub metrics: Vec<String>,
+    /// The column whose values are the rows (and columns) of the table, e.g. `method`.
+    pub by: String,
+    /// The order of those values (absent: as they first occur); values not listed are left out.
+    #[serde(default)]
+    pub order: Vec<String>,
+    /// How the table names them, one per value of `order` (absent: the values themselves).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Only these rows.
+    #[serde(default)]
+    pub select: toml::Table,
+    /// `sign_tests`: the columns that pair rows (default `["rep"]`, the same split).
+    #[serde(default = "default_pair_by")]
+    pub pair_by: Vec<String>,
+    /// `mean_sd`: metrics whose lowest mean is marked in bold (the best method, e.g. RMSE).
+    #[serde(default)]
+    pub lower_is_better: Vec<String>,
+}
+
+fn default_pair_by() -> Vec<String> {
+    vec!["rep".into()]
+}
+
+impl Summary {
+    pub fn validate(&self, columns: &[String]) -> Result<(), String> {
+        if self.metrics.is_empty() {
+            return Err("metrics: name at least one column".into());
+        }
+        if self.kind == SummaryKind::SignTests && self.metrics.len() != 1 {
+            return Err("a sign_tests summary takes exactly one metric".into());
+        }
+        if let Some(m) = self
+            .lower_is_better
+            .iter()
+            .find(|m| !self.metrics.contains(m))
+        {
+            return Err(format!(
+                "lower_is_better: `{m}` is not one of the metrics ({})",
+                self.metrics.join(", ")
+            ));
+        }
+        if !self.labels.is_empty() && self.labels.len() != self.order.len() {
+            return Err(format!(
+                "labels: {} names for {} values of order; give one per value",
+                self.labels.len(),
+                self.order.len()
+            ));
+        }
+        for c in self
+            .metrics
+            .iter()
+            .chain(std::iter::once(&self.by))
+            .chain(self.select.keys())
+            .chain(&self.pair_by)
+        {
+            if !columns.iter().any(|k| k == c) {
+                return Err(format!(
+                    "unknown column `{c}`; columns: {}",
+                    columns.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of `by` in table order.
+    fn values(&self, rows: &[Row]) -> Vec<String> {
+        if !self.order.is_empty() {
+            return self.order.clone();
+        }
+        let mut seen = Vec::new();
+        for r in crate::stats::selected(rows, &self.select) {
+            if let Some(v) = r.get(&self.by).map(|v| v.to_string()) {
+                if !seen.contains(&v) {
+                    seen.push(v);
+                }
+            }
+        }
+        seen
+    }
+
+    /// The name the table shows for a value of `by`.
+    fn label<'a>(&'a self, value: &'a str) -> &'a str {
+        self.order
+            .iter()
+            .position(|v| v == value)
+            .and_then(|i| self.labels.get(i))
+            .map_or(value, String::as_str)
+    }
+
+    /// The selection of the rows of one value of `by`.
+    fn of(&self, value: &str) -> toml::Table {
+        let mut t = self.select.clone();
+        t.insert(self.by.clone(), toml::Value::String(value.to_string()));
+        t
+    }
+
+    /// The table as Markdown.
+    pub fn markdown(&self, rows: &[Row]) -> String {
+        let values = self.values(rows);
+        let mut out = format!("{}\n\n", self.label);
+        let stats = |value: &str, metric: &str| {
+            let v = values_of(rows, metric, &self.of(value));
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+            (mean, sd, v.len())
+        };
+        match self.kind {
+            SummaryKind::MeanSd => {
+                let _ = writeln!(out, "| {} | {} |", self.by, self.metrics.join(" | "));
+                let _ = writeln!(out, "|---|{}", "---|".repeat(self.metrics.len()));
+                // The lowest mean of each `lower_is_better` metric, marked in bold.
+                let best = |m: &str| {
+                    values
+                        .iter()
+                        .map(|v| stats(v, m))
+                        .filter(|s| s.2 > 0 && s.0.is_finite())
+                        .map(|s| s.0)
+                        .fold(f64::INFINITY, f64::min)
+                };
+                let bests: Vec<Option<f64>> = self
+                    .metrics
+                    .iter()
+                    .map(|m| self.lower_is_better.contains(m).then(|| best(m)))
+                    .collect();
+                for value in &values {
+                    let cells: Vec<String> = self
+                        .metrics
+                        .iter()
+                        .zip(&bests)
+                        .map(|(m, b)| match stats(value, m) {
+                            (_, _, 0) => "no rows".into(),
+                            (mean, sd, n) if *b == Some(mean) => {
+                                format!("**{} ± {}** (n = {n})", number(mean), number(sd))
+                            }
+                            (mean, sd, n) => {
+                                format!("{} ± {} (n = {n})", number(mean), number(sd))
+                            }
+                        })
+                        .collect();
+                    let _ = writeln!(out, "| {} | {} |", self.label(value), cells.join(" | "));
+                }
+            }
+            SummaryKind::SignTests => {
+                let metric = &self.metrics[0];
+                let names: Vec<&str> = values.iter().map(|v| self.label(v)).collect();
+                let _ = writeln!(out, "| | {} |", names.join(" | "));
+                let _ = writeln!(out, "|---|{}", "---|".repeat(values.len()));
+                for a in &values {
+                    let cells: Vec<String> = values
+                        .iter()
+                        .map(|b| {
+                            if a == b {
+                                return "—".to_string();
+                            }
+                            let (ma, mb) = (stats(a, metric).0, stats(b, metric).0);
+                            let (hi, lo) = if ma >= mb { (a, b) } else { (b, a) };
+                            match crate::stats::sign_test(
+                                rows,
+                                metric,
+                                &self.of(hi),
+                                &self.of(lo),
+                                &self.pair_by,
+                            ) {
+                                Ok(t) => paper_p(t.p_value),
+                                Err(_) => "n/a".into(),
+                            }
+                        })
+                        .collect();
+                    let _ = writeln!(out, "| **{}** | {} |", self.label(a), cells.join(" | "));
+                }
+                let _ = writeln!(
+                    out,
+                    "\nEach entry: one-tailed sign test over the pairs ({}) towards the method with \
+                     the higher mean, ties counted against it: P(Bin(n, 1/2) >= wins).",
+                    self.pair_by.join(", ")
+                );
+            }
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// A p-value as the paper prints them: `5.1e-10`, `1.0e+00`.
+pub(crate) fn paper_p(p: f64) -> String {
+    let s = format!("{p:.1e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let e: i32 = e.parse().unwrap_or(0);
+            format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+        }
+        None => s,
+    }
+}
+
+/// A number in a report table: three decimals, or three significant digits in e-notation.
+pub(crate) fn number(v: f64) -> String {
+    if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e5) {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.3}")
+    }
+}
