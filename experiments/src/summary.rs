@@ -277,3 +277,65 @@ pub(crate) fn number(v: f64) -> String {
         format!("{v:.3}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{row, Value};
+
+    #[test]
+    fn summaries_show_means_and_a_symmetric_sign_test_matrix() {
+        let mut rows = Vec::new();
+        for rep in 0..12usize {
+            // b beats a in every split; c ties a.
+            for (m, v) in [("a", 50.0), ("b", 60.0 + rep as f64), ("c", 50.0)] {
+                rows.push(row([
+                    ("method", m.into()),
+                    ("rep", rep.into()),
+                    ("acc", Value::Float(v)),
+                ]));
+            }
+        }
+        let table: Summary = toml::from_str(
+            "kind = 'sign_tests'\nlabel = 'L'\nmetrics = ['acc']\nby = 'method'\norder = ['a', 'b', 'c']",
+        )
+        .unwrap();
+        table
+            .validate(&["method", "rep", "acc"].map(String::from))
+            .unwrap();
+        let md = table.markdown(&rows);
+        // P(Bin(12, 1/2) >= 12) = 2^-12 = 2.4e-4, both ways round; a vs c all ties: p = 1.
+        assert!(md.contains("| **a** | — | 2.4e-04 | 1.0e+00 |"), "{md}");
+        assert!(md.contains("| **b** | 2.4e-04 | — | 2.4e-04 |"), "{md}");
+        assert_eq!(paper_p(5.1e-10), "5.1e-10");
+        assert_eq!(paper_p(0.0), "0.0e+00");
+        let means: Summary =
+            toml::from_str("kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'")
+                .unwrap();
+        let md = means.markdown(&rows);
+        assert!(md.contains("| a | 50.000 ± 0.000 (n = 12) |"), "{md}");
+        assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        let lowest: Summary = toml::from_str(
+            "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'\nlower_is_better = ['acc']",
+        )
+        .unwrap();
+        let md = lowest.markdown(&rows);
+        assert!(md.contains("| a | **50.000 ± 0.000** (n = 12) |"), "{md}");
+        assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        let wrong: Summary = toml::from_str(
+            "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'\nlower_is_better = ['rmse']",
+        )
+        .unwrap();
+        assert!(wrong
+            .validate(&["method", "rep", "acc"].map(String::from))
+            .unwrap_err()
+            .contains("lower_is_better"));
+        let bad: Summary = toml::from_str(
+            "kind = 'sign_tests'\nlabel = 'L'\nmetrics = ['acc', 'rep']\nby = 'method'",
+        )
+        .unwrap();
+        assert!(bad
+            .validate(&["method", "rep", "acc"].map(String::from))
+            .is_err());
+    }
+}
