@@ -580,10 +580,16 @@ pub fn datasets_fetch(common: &Common, name: &str) -> Result<bool> {
     Ok(true)
 }
 
-/// Whether a column is a timing (its values differ run to run) or the cell key (which covers
-/// the code fingerprint): `cell` and every column ending in `_seconds`.
+/// Whether a column is a timing or a throughput measured from one (its values differ run to
+/// run) or the cell key (which covers the code fingerprint): `cell`, every column ending in
+/// `_seconds`, `_per_second` (StreaMRAK's `points_per_second`) or `_gflops` (A la Carte's
+/// `gemm_gflops`, `solve_gflops`), and A la Carte's `feature_rate` (features per second).
 pub fn is_timing_or_key(column: &str) -> bool {
-    column == "cell" || column.ends_with("_seconds")
+    column == "cell"
+        || column == "feature_rate"
+        || ["_seconds", "_per_second", "_gflops"]
+            .iter()
+            .any(|s| column.ends_with(s))
 }
 
 /// `repro compare A B`: whether two stored tables hold the same numbers, timing columns and

@@ -23,6 +23,9 @@
 //! 8  commands                        | the `repro` subcommands
 //! ```
 
+/// Re-exported for [`register_kind!`].
+pub use inventory;
+
 pub mod cell;
 pub mod check;
 pub mod commands;

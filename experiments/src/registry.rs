@@ -1,42 +1,57 @@
-//! The registered experiment kinds, by `experiment.kind` name. Registering a kind here changes
-//! no other kind's cache keys (this file is not a numeric source).
+//! The registered experiment kinds, by `experiment.kind` name. Each kind registers itself where
+//! it is defined (`crate::register_kind!`); this module only collects them, so registering a
+//! kind edits no central file and changes no other kind's cache keys.
 
-use crate::kinds::{
-    a_la_carte, isolation_kernel, mondrian, random_tessellation, streamrak, Adapter, ExperimentKind,
-};
+use std::sync::OnceLock;
 
-static KINDS: &[&dyn ExperimentKind] = &[
-    &Adapter::<mondrian::kernel_approximation::KernelApproximation>::new(),
-    &Adapter::<mondrian::feature_ridge::FeatureRidge>::new(),
-    &Adapter::<mondrian::lifetime_sweep::LifetimeSweep>::new(),
-    &Adapter::<mondrian::width_selection::WidthSelection>::new(),
-    &Adapter::<isolation_kernel::batch_classification::BatchClassification>::new(),
-    &Adapter::<isolation_kernel::online_stream::OnlineStream>::new(),
-    &Adapter::<isolation_kernel::laplacian_agreement::LaplacianAgreement>::new(),
-    &Adapter::<streamrak::multiresolution_regression::Multiresolution>::new(),
-    &Adapter::<random_tessellation::tessellation_classification::TessellationClassification>::new(),
-    &Adapter::<random_tessellation::tessellation_prior::TessellationPrior>::new(),
-    &Adapter::<a_la_carte::fastfood_regression::FastfoodRegression>::new(),
-    &Adapter::<a_la_carte::fastfood_scaling::FastfoodScaling>::new(),
-    &Adapter::<a_la_carte::spectrum_recovery::SpectrumRecovery>::new(),
-];
+use crate::kinds::{ExperimentKind, Registration};
 
-/// Every registered kind.
+/// Every registered kind, by name.
 pub fn all() -> &'static [&'static dyn ExperimentKind] {
-    KINDS
+    static KINDS: OnceLock<Vec<&'static dyn ExperimentKind>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let mut kinds: Vec<&'static dyn ExperimentKind> = inventory::iter::<Registration>
+            .into_iter()
+            .map(|r| r.kind)
+            .collect();
+        kinds.sort_by_key(|k| k.name());
+        kinds
+    })
 }
 
 /// The kind named `name`.
 pub fn find(name: &str) -> Result<&'static dyn ExperimentKind, String> {
-    KINDS
+    all()
         .iter()
         .copied()
         .find(|k| k.name() == name)
         .ok_or_else(|| {
-            let known: Vec<_> = KINDS.iter().map(|k| k.name()).collect();
+            let known: Vec<_> = all().iter().map(|k| k.name()).collect();
             format!(
                 "experiment.kind = {name:?} is unknown; known kinds: {}",
                 known.join(", ")
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_kind_is_registered_once_under_its_name() {
+        let names: Vec<&str> = super::all().iter().map(|k| k.name()).collect();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(names, unique, "a kind name registered twice");
+        for name in [
+            "kernel_approximation",
+            "lifetime_sweep",
+            "batch_classification",
+            "multiresolution_regression",
+            "tessellation_classification",
+            "fastfood_regression",
+        ] {
+            assert!(super::find(name).is_ok(), "{name}");
+        }
+        assert!(super::find("nope").unwrap_err().contains("known kinds"));
+    }
 }

@@ -120,6 +120,27 @@ pub trait ExperimentKind: Sync + Send {
     ) -> Result<Vec<Row>>;
 }
 
+/// A kind's entry in the registry ([`crate::registry`]), submitted where the kind is defined,
+/// with [`crate::register_kind!`]: registering a kind edits no central list.
+pub struct Registration {
+    pub kind: &'static dyn ExperimentKind,
+}
+
+inventory::collect!(Registration);
+
+/// Registers a [`Kind`] where it is defined: `crate::register_kind!(FeatureRidge);` (or, from
+/// outside the crate, `experiments::register_kind!(MyKind);`).
+#[macro_export]
+macro_rules! register_kind {
+    ($kind:ty) => {
+        $crate::inventory::submit! {
+            $crate::kinds::Registration {
+                kind: &$crate::kinds::Adapter::<$kind>::new(),
+            }
+        }
+    };
+}
+
 /// The one generic adapter from a typed [`Kind`] to [`ExperimentKind`].
 pub struct Adapter<K>(PhantomData<K>);
 

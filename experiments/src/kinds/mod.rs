@@ -7,7 +7,8 @@
 //! ([`Adapter`]) turns any `Kind` into the object-safe [`ExperimentKind`] that the runner uses, so
 //! a kind holds no forwarding code and never sees `Any`.
 //!
-//! Kinds are registered in [`crate::registry`]; helpers that several kinds use live in
+//! A kind registers itself where it is defined (`crate::register_kind!(MyKind);`, collected by
+//! [`crate::registry`]); helpers that several kinds use live in
 //! `kinds/common/`; a kind never imports another kind.
 
 pub mod a_la_carte;
@@ -18,4 +19,6 @@ pub mod mondrian;
 pub mod random_tessellation;
 pub mod streamrak;
 
-pub use kind::{Adapter, ColumnDoc, ExperimentKind, Kind, Params, PointParams, Shared};
+pub use kind::{
+    Adapter, ColumnDoc, ExperimentKind, Kind, Params, PointParams, Registration, Shared,
+};

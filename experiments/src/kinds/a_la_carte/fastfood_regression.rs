@@ -282,6 +282,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(FastfoodRegression);
+
 impl Kind for FastfoodRegression {
     type Params = RegressionParams;
     type Shared = Split;

@@ -134,6 +134,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(FastfoodScaling);
+
 impl Kind for FastfoodScaling {
     type Params = ScalingParams;
     type Shared = Inputs;

@@ -168,6 +168,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(SpectrumRecovery);
+
 impl Kind for SpectrumRecovery {
     type Params = RecoveryParams;
     type Shared = ();

@@ -112,6 +112,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(BatchClassification);
+
 impl Kind for BatchClassification {
     type Params = BatchParams;
     type Shared = BinarySplit;

@@ -77,6 +77,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(LaplacianAgreement);
+
 impl Kind for LaplacianAgreement {
     type Params = AgreementParams;
     type Shared = Array2<f64>;

@@ -166,6 +166,8 @@ pub fn checkpoint_blocks(blocks: usize, checkpoints: usize) -> Vec<usize> {
     at
 }
 
+crate::register_kind!(OnlineStream);
+
 impl Kind for OnlineStream {
     type Params = StreamParams;
     type Shared = Examples;

@@ -94,6 +94,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(FeatureRidge);
+
 impl Kind for FeatureRidge {
     type Params = FeatureRidgeParams;
     type Shared = TransductiveSplit;

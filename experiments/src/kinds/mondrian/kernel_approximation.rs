@@ -86,6 +86,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(KernelApproximation);
+
 impl Kind for KernelApproximation {
     type Params = KernelApproximationParams;
     /// The points (synthetic points, or the training inputs of regression data).

@@ -207,6 +207,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(LifetimeSweep);
+
 impl Kind for LifetimeSweep {
     type Params = LifetimeSweepParams;
     type Shared = TransductiveSplit;

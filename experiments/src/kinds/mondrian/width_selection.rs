@@ -212,6 +212,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(WidthSelection);
+
 impl Kind for WidthSelection {
     type Params = WidthSelectionParams;
     type Shared = TransductiveSplit;

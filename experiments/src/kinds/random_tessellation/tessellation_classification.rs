@@ -404,6 +404,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(TessellationClassification);
+
 impl Kind for TessellationClassification {
     type Params = StudyParams;
     type Shared = StudySplit;

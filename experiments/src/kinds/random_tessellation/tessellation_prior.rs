@@ -119,6 +119,8 @@ const COLUMNS: &[ColumnDoc] = &[
     },
 ];
 
+crate::register_kind!(TessellationPrior);
+
 impl Kind for TessellationPrior {
     type Params = PriorParams;
     type Shared = ();

@@ -371,6 +371,8 @@ fn opt<T: Into<Value>>(v: Option<T>) -> Value {
     v.map_or(Value::Null, Into::into)
 }
 
+crate::register_kind!(Multiresolution);
+
 impl Kind for Multiresolution {
     type Params = MultiresolutionParams;
     type Shared = Prepared;
