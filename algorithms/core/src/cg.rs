@@ -17,7 +17,7 @@ pub struct CgReport {
 /// When CG stops (besides the iteration limit).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CgStop {
-    /// `‖r‖ <= tol · ‖b‖` (a NaN residual does not stop it).
+    /// `‖r‖ <= tol · ‖b‖` (a NaN residual stops it too).
     Relative(f64),
     /// `‖r‖ < threshold`, an absolute threshold (FALKON's).
     Below(f64),
@@ -26,9 +26,11 @@ pub enum CgStop {
 impl CgStop {
     fn reached(self, residual_norm: f64, target: f64) -> bool {
         match self {
-            // `!(a > b)`, not `a <= b`: the two differ on NaN, and the solve has always
-            // continued on a NaN residual.
-            CgStop::Relative(_) => !(residual_norm > target),
+            // Not `a <= b`: stop unless the residual is known to be above the target (a NaN
+            // residual has always stopped the solve).
+            CgStop::Relative(_) => {
+                residual_norm.partial_cmp(&target) != Some(std::cmp::Ordering::Greater)
+            }
             CgStop::Below(threshold) => residual_norm < threshold,
         }
     }

@@ -239,7 +239,7 @@ impl RandomBinning {
         }
         self.columns = tables;
         self.n_columns = n_columns;
-        Ok(OneHotFeatures::new(n, m_total, self.n_columns, out)?)
+        OneHotFeatures::new(n, m_total, self.n_columns, out)
     }
 
     /// Features of `x` using only bins seen by [`Self::fit_transform`]: a point in an unseen bin has
@@ -259,7 +259,7 @@ impl RandomBinning {
                 }
             }
         }
-        Ok(OneHotFeatures::new(n, m_total, self.n_columns, out)?)
+        OneHotFeatures::new(n, m_total, self.n_columns, out)
     }
 }
 

@@ -116,7 +116,7 @@ impl RandomFourierFeatures {
                 to[2 * k + 1] = from[r + k];
             }
         }
-        Ok(DenseFeatures::uniform(z, 2)?)
+        DenseFeatures::uniform(z, 2)
     }
 
     /// `max_ij |K̂_R − K_ij|` for every prefix `R = 1..=n_frequencies` of this draw, where
@@ -127,7 +127,7 @@ impl RandomFourierFeatures {
         x: ArrayView2<f64>,
         exact: ArrayView2<f64>,
     ) -> Result<Vec<f64>, FeatureError> {
-        Ok(Features::Dense(self.dense_features(x)?).prefix_max_errors(exact)?)
+        Features::Dense(self.dense_features(x)?).prefix_max_errors(exact)
     }
 }
 
