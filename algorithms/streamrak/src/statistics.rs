@@ -8,8 +8,10 @@
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Eigh, UPLO};
 
-use crate::cover_tree::StreamError;
-use crate::falkon::gaussian_kernel;
+use kernel_core::error::check_finite;
+
+use crate::error::StreamError;
+use crate::kernel::gaussian_kernel;
 
 /// Rows per block when a batch is added (the authors' code: 10,000).
 pub const CHUNK: usize = 10_000;
@@ -49,16 +51,29 @@ impl LevelStatistics {
     }
 
     fn check(&self, x: ArrayView2<f64>, residual: ArrayView2<f64>) -> Result<(), StreamError> {
-        if x.ncols() != self.landmarks.ncols()
-            || residual.ncols() != self.z.ncols()
-            || x.nrows() != residual.nrows()
-        {
-            return Err(StreamError::DimensionMismatch {
-                expected: self.landmarks.ncols(),
-                got: x.ncols(),
-            });
+        if x.ncols() != self.landmarks.ncols() {
+            return Err(StreamError::shape(
+                "columns of the points vs the landmarks'",
+                self.landmarks.ncols(),
+                x.ncols(),
+            ));
         }
-        Ok(())
+        if residual.ncols() != self.z.ncols() {
+            return Err(StreamError::shape(
+                "targets per point vs the level's",
+                self.z.ncols(),
+                residual.ncols(),
+            ));
+        }
+        if x.nrows() != residual.nrows() {
+            return Err(StreamError::shape(
+                "rows of the targets vs the points'",
+                x.nrows(),
+                residual.nrows(),
+            ));
+        }
+        check_finite("points", x)?;
+        check_finite("targets", residual)
     }
 
     /// Adds rows (x_i, y_i − f_{l−1}(x_i)) in blocks of [`CHUNK`].
@@ -198,11 +213,19 @@ impl LevelCollector {
     /// converged with more than `lower_limit` rows, or more than `upper_limit` rows.
     pub fn push(&mut self, x: &[f64], residual: &[f64]) -> Result<bool, StreamError> {
         let (d, p) = (self.stats.landmarks.ncols(), self.stats.z.ncols());
-        if x.len() != d || residual.len() != p {
-            return Err(StreamError::DimensionMismatch {
-                expected: d,
-                got: x.len(),
-            });
+        if x.len() != d {
+            return Err(StreamError::shape(
+                "coordinates of a point vs the landmarks'",
+                d,
+                x.len(),
+            ));
+        }
+        if residual.len() != p {
+            return Err(StreamError::shape(
+                "targets of a point vs the level's",
+                p,
+                residual.len(),
+            ));
         }
         if self.converged {
             // Converged but not yet above the lower limit: keep adding.
