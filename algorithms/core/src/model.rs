@@ -140,6 +140,17 @@ pub struct LabelledRows<'a> {
     pub n_classes: usize,
 }
 
+impl<'a> LabelledRows<'a> {
+    /// The rows `x` with their `labels` in `0..n_classes` (checked by the classifier).
+    pub fn new(x: ArrayView2<'a, f64>, labels: &'a [u32], n_classes: usize) -> Self {
+        Self {
+            x,
+            labels,
+            n_classes,
+        }
+    }
+}
+
 /// A classifier fitted on labelled rows that predicts the classes of test rows; every random
 /// draw comes from `seed`, so a fit is reproducible whatever the thread count. Fit and
 /// prediction are one call because some methods are transductive (the random tessellation
