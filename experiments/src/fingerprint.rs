@@ -84,12 +84,14 @@ numeric_sources!(
     "algorithms/core/src/approximation.rs",
     "algorithms/core/src/cg.rs",
     "algorithms/core/src/error.rs",
+    "algorithms/core/src/features.rs",
     "algorithms/core/src/gp.rs",
     "algorithms/core/src/kernel.rs",
     "algorithms/core/src/lib.rs",
     "algorithms/core/src/metrics.rs",
     "algorithms/core/src/model.rs",
     "algorithms/core/src/one_hot.rs",
+    "algorithms/core/src/params.rs",
     "algorithms/core/src/ridge.rs",
     "algorithms/core/src/sgd.rs",
     "algorithms/core/src/trig.rs",
@@ -114,6 +116,7 @@ numeric_sources!(
     "algorithms/isolation-kernel/src/learners.rs",
     "algorithms/isolation-kernel/src/lib.rs",
     "algorithms/isolation-kernel/src/nogd.rs",
+    "algorithms/isolation-kernel/src/ogd_kernel.rs",
     "algorithms/isolation-kernel/src/store.rs",
     "algorithms/mondrian/src/error.rs",
     "algorithms/mondrian/src/forest.rs",
@@ -139,11 +142,14 @@ numeric_sources!(
     "algorithms/random-tessellation/src/points.rs",
     "algorithms/random-tessellation/src/preprocess.rs",
     "algorithms/random-tessellation/src/prior.rs",
+    "algorithms/random-tessellation/src/settings.rs",
     "algorithms/random-tessellation/src/smc.rs",
     "algorithms/random-tessellation/src/tree.rs",
     "algorithms/streamrak/src/baselines.rs",
     "algorithms/streamrak/src/cover_tree.rs",
+    "algorithms/streamrak/src/error.rs",
     "algorithms/streamrak/src/falkon.rs",
+    "algorithms/streamrak/src/kernel.rs",
     "algorithms/streamrak/src/levels.rs",
     "algorithms/streamrak/src/lib.rs",
     "algorithms/streamrak/src/model.rs",
@@ -651,7 +657,10 @@ mod tests {
             "use crate::kinds::common::{clock, params::X};\nuse crate::kinds::mondrian::sweep;",
         );
         for h in ["common/clock.rs", "common/params.rs", "mondrian/sweep.rs"] {
-            assert!(helpers.contains(&format!("experiments/src/kinds/{h}")), "{h}");
+            assert!(
+                helpers.contains(&format!("experiments/src/kinds/{h}")),
+                "{h}"
+            );
         }
     }
 

@@ -19,9 +19,11 @@ use crate::config::DataSpec;
 use crate::context::CellContext;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit, Examples};
 use crate::kinds::common::clock::{on_own_thread, Clock};
-use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, Method, WithLearner};
+use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit, Examples};
+use crate::kinds::isolation_kernel::online_classifiers::{
+    choose_psi, Classifier, Method, WithLearner,
+};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 

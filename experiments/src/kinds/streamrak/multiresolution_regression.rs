@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
+use kernel_core::Predictor;
 use ndarray::{Array1, Array2, Array3, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 use streamrak::falkon::FalkonParams;
@@ -379,7 +380,7 @@ impl Kind for Multiresolution {
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
     const SOURCES: Sources = Sources {
-        crates: &["streamrak"],
+        crates: &["streamrak", "kernel-core"],
         files: &[
             "experiments/src/kinds/streamrak/multiresolution_regression.rs",
             "experiments/src/kinds/streamrak/training.rs",
@@ -481,7 +482,7 @@ impl Kind for Multiresolution {
                 };
                 let trained = train(&stream, &settings, ctx)?;
                 let clock = std::time::Instant::now();
-                let cumulative = cumulative(trained.contributions(test_x.view()));
+                let cumulative = cumulative(trained.contributions(test_x.view())?);
                 let errors: Vec<f64> = cumulative.iter().map(|f| mse(f, test_y.view())).collect();
                 let eval = clock.elapsed().as_secs_f64();
                 Ok(report(&trained, &errors, None, eval))
@@ -638,17 +639,17 @@ fn pendulum(
             }
         }
     }
-    let errors: Vec<f64> = cumulative(trained.contributions(tx.view()))
+    let errors: Vec<f64> = cumulative(trained.contributions(tx.view())?)
         .iter()
         .map(|f| mse(f, ty.view()))
         .collect();
     // Roll-outs of every model 0..L from the true initial states; the deepest model's paths.
-    let predict = |x: &Array2<f64>, upto: usize| -> Array2<f64> {
+    let predict = |x: &Array2<f64>, upto: usize| -> Result<Array2<f64>> {
         let mut f = Array2::zeros((x.nrows(), 4));
         for l in &trained.levels[..=upto] {
-            f += &l.expansion.predict(x.view());
+            f += &l.expansion.predict(x.view())?;
         }
-        f
+        Ok(f)
     };
     let mut rollout = Vec::new();
     let mut paths = Vec::new();
@@ -658,7 +659,7 @@ fn pendulum(
         let mut per_step = Vec::with_capacity(rollout_steps);
         let mut trajectory = vec![s.clone()];
         for k in 1..=rollout_steps {
-            s = predict(&s, upto);
+            s = predict(&s, upto)?;
             let truth = t.test.index_axis(Axis(1), k * offset);
             per_step.push(mse(&s, truth));
             trajectory.push(s.clone());
