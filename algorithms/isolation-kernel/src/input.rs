@@ -192,15 +192,7 @@ impl Rows<'_> {
 }
 
 pub(crate) fn check_dense_values(x: ArrayView2<f64>) -> Result<(), IsolationError> {
-    if let Some(((row, column), &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(IsolationError::Core(CoreError::NonFiniteInput {
-            what: "input",
-            row,
-            column,
-            value,
-        }));
-    }
-    Ok(())
+    Ok(kernel_core::error::check_finite("input", x)?)
 }
 
 /// One input row, dense or sparse.

@@ -76,34 +76,18 @@ pub(crate) fn check_labelled(
     Ok(())
 }
 
-/// [`RtfError::ShapeMismatch`] `what` unless `x` has `expected` columns.
+/// [`CoreError::ShapeMismatch`] `what` unless `x` has `expected` columns.
 pub(crate) fn check_columns(
     what: &'static str,
     expected: usize,
     x: ArrayView2<f64>,
 ) -> Result<(), RtfError> {
-    if x.ncols() == expected {
-        Ok(())
-    } else {
-        Err(RtfError::Core(CoreError::ShapeMismatch {
-            what,
-            expected,
-            got: x.ncols(),
-        }))
-    }
+    Ok(kernel_core::error::check_columns(what, x, expected)?)
 }
 
-/// [`RtfError::NonFiniteInput`] at the first NaN or infinite value of `x` (row-major order).
+/// [`CoreError::NonFiniteInput`] at the first NaN or infinite value of `x` (row-major order).
 pub(crate) fn check_finite(what: &'static str, x: ArrayView2<f64>) -> Result<(), RtfError> {
-    match x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        Some(((row, column), &value)) => Err(RtfError::Core(CoreError::NonFiniteInput {
-            what,
-            row,
-            column,
-            value,
-        })),
-        None => Ok(()),
-    }
+    Ok(kernel_core::error::check_finite(what, x)?)
 }
 
 #[cfg(test)]
