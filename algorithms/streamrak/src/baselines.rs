@@ -30,6 +30,7 @@ impl FalkonBaseline {
         targets: usize,
         falkon: FalkonParams,
     ) -> Result<Self, StreamError> {
+        falkon.check()?;
         Ok(Self {
             stats: LevelStatistics::new(landmarks, bandwidth, targets)?,
             falkon,
@@ -120,6 +121,7 @@ impl LpKrr {
         max_level: usize,
         falkon: FalkonParams,
     ) -> Result<Self, StreamError> {
+        falkon.check()?;
         if points_per_level == 0 {
             return Err(StreamError::InvalidParameter {
                 name: "points_per_level",

@@ -41,7 +41,8 @@ impl CoverTreeParams {
         }
     }
 
-    fn check(&self) -> Result<(), StreamError> {
+    /// Checks every constant against its domain (r0 > 0, α in (0, 1], D_cf in (0, 1), h > 0).
+    pub fn check(&self) -> Result<(), StreamError> {
         let bad = |name, value: f64, expected| {
             Err(StreamError::InvalidParameter {
                 name,

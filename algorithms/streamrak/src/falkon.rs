@@ -5,6 +5,7 @@
 //! (TTᵀ/m + λI = AᵀA).
 
 use kernel_core::cg::{identity, try_conjugate_gradient, CgOptions, CgStop};
+use kernel_core::error::{at_least_one, non_negative, positive};
 use kernel_core::{CoreError, Predictor};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
@@ -24,6 +25,16 @@ pub struct FalkonParams {
 }
 
 impl FalkonParams {
+    /// Checks every constant against its domain: λ > 0, at least one CG iteration, a threshold
+    /// and a jitter ≥ 0.
+    pub fn check(&self) -> Result<(), StreamError> {
+        positive("lambda", self.lambda)?;
+        at_least_one("cg_max_iterations", self.cg_max_iterations)?;
+        non_negative("cg_threshold", self.cg_threshold)?;
+        non_negative("jitter", self.jitter)?;
+        Ok(())
+    }
+
     pub fn paper() -> Self {
         Self {
             lambda: 1e-3,
@@ -100,6 +111,7 @@ pub fn solve(
     n: usize,
     p: FalkonParams,
 ) -> Result<Array2<f64>, StreamError> {
+    p.check()?;
     let m = k_mm.nrows();
     if k_mm.ncols() != m || ktk.dim() != (m, m) || z.nrows() != m {
         return Err(StreamError::shape(

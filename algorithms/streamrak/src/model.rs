@@ -68,9 +68,21 @@ pub struct Streamrak {
     seen: u64,
 }
 
+impl StreamrakParams {
+    /// Checks the constants of the tree, the levels, the stopping rule and the solver.
+    pub fn check(&self) -> Result<(), StreamError> {
+        self.tree.check()?;
+        self.levels.check()?;
+        self.convergence.check()?;
+        self.falkon.check()
+    }
+}
+
 impl Streamrak {
-    /// A model whose tree is rooted at the first streamed point (x0, y0).
+    /// A model whose tree is rooted at the first streamed point (x0, y0); an error if a
+    /// constant is outside its domain ([`StreamrakParams::check`]).
     pub fn new(x0: &[f64], y0: &[f64], params: StreamrakParams) -> Result<Self, StreamError> {
+        params.check()?;
         Ok(Self {
             params,
             tree: DampedCoverTree::new(x0, y0, params.tree)?.with_levels(params.levels),

@@ -8,7 +8,7 @@
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Eigh, UPLO};
 
-use kernel_core::error::check_finite;
+use kernel_core::error::{at_least_one, check_finite, positive};
 
 use crate::error::StreamError;
 use crate::kernel::gaussian_kernel;
@@ -179,6 +179,25 @@ pub struct ConvergenceParams {
     pub lower_limit: usize,
     /// Rows after which a level is fitted even without convergence (`uplim_ntrp`, a count).
     pub upper_limit: usize,
+}
+
+impl ConvergenceParams {
+    /// Checks every constant against its domain: thresholds > 0, `track_length` and `interval`
+    /// at least 1, `upper_limit` not below `lower_limit`.
+    pub fn check(&self) -> Result<(), StreamError> {
+        positive("k_threshold", self.k_threshold)?;
+        positive("z_threshold", self.z_threshold)?;
+        at_least_one("track_length", self.track_length)?;
+        at_least_one("interval", self.interval)?;
+        if self.upper_limit < self.lower_limit {
+            return Err(StreamError::invalid(
+                "upper_limit",
+                self.upper_limit,
+                "at least lower_limit",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A level collecting its statistics from the stream (spec §5 steps 3-4): points are buffered

@@ -139,11 +139,35 @@ fn positive(name: &str, v: f64) -> Result<(), String> {
     }
 }
 
-fn unit(name: &str, v: f64) -> Result<(), String> {
-    if v > 0.0 && v < 1.0 {
-        Ok(())
-    } else {
-        Err(format!("{name} = {v}: expected a number in (0, 1)"))
+impl MultiresolutionParams {
+    fn level_params(&self) -> LevelParams {
+        LevelParams {
+            high_rate: self.high_rate,
+            low_rate: self.low_rate,
+            d_level: self.d_level,
+            delta0: self.delta0,
+        }
+    }
+
+    fn convergence_params(&self) -> ConvergenceParams {
+        ConvergenceParams {
+            k_threshold: self.k_threshold,
+            z_threshold: self.z_threshold,
+            track_length: self.track_length,
+            interval: self.interval,
+            lower_limit: self.lower_limit,
+            upper_limit: self.upper_limit,
+        }
+    }
+
+    /// FALKON's constants: the paper's, with λ and the CG iterations (`cg_iterations`) of the
+    /// config.
+    fn falkon_params(&self) -> FalkonParams {
+        FalkonParams {
+            lambda: self.lambda,
+            cg_max_iterations: self.cg_iterations,
+            ..FalkonParams::paper()
+        }
     }
 }
 
@@ -161,30 +185,20 @@ impl Params for MultiresolutionParams {
                 self.max_level
             ));
         }
-        positive("delta0", self.delta0)?;
-        unit("high_rate", self.high_rate)?;
-        unit("low_rate", self.low_rate)?;
-        unit("d_level", self.d_level)?;
-        positive("k_threshold", self.k_threshold)?;
-        positive("z_threshold", self.z_threshold)?;
-        positive("lambda", self.lambda)?;
+        // The constants of the levels, the stopping rule and the solver are checked by
+        // streamrak's own checks (their domains are defined there).
+        let error = |e: streamrak::StreamError| e.to_string();
+        self.level_params().check().map_err(error)?;
+        self.convergence_params().check().map_err(error)?;
+        self.falkon_params().check().map_err(error)?;
         positive("lp_landmark_factor", self.lp_landmark_factor)?;
         for (name, v) in [
-            ("track_length", self.track_length),
-            ("interval", self.interval),
-            ("cg_iterations", self.cg_iterations),
             ("points_per_level", self.points_per_level),
             ("trace_points", self.trace_points),
         ] {
             if v == 0 {
                 return Err(format!("{name} = 0: expected at least 1"));
             }
-        }
-        if self.upper_limit < self.lower_limit {
-            return Err(format!(
-                "upper_limit = {} is below lower_limit = {}",
-                self.upper_limit, self.lower_limit
-            ));
         }
         if self.method == Method::Falkon {
             match (self.falkon_bandwidth, self.falkon_landmarks) {
@@ -425,30 +439,14 @@ impl Kind for Multiresolution {
                 bail!("r0 = {{ max_distances = ... }} needs the pendulum data (data.source = \"double_pendulum\")")
             }
         };
-        let falkon = FalkonParams {
-            lambda: p.lambda,
-            cg_max_iterations: p.cg_iterations,
-            ..FalkonParams::paper()
-        };
+        let falkon = p.falkon_params();
         let settings = Settings {
             method: p.method,
             r0,
             streamrak: Settings::streamrak_params(
                 r0,
-                LevelParams {
-                    high_rate: p.high_rate,
-                    low_rate: p.low_rate,
-                    d_level: p.d_level,
-                    delta0: p.delta0,
-                },
-                ConvergenceParams {
-                    k_threshold: p.k_threshold,
-                    z_threshold: p.z_threshold,
-                    track_length: p.track_length,
-                    interval: p.interval,
-                    lower_limit: p.lower_limit,
-                    upper_limit: p.upper_limit,
-                },
+                p.level_params(),
+                p.convergence_params(),
                 falkon,
                 p.max_level,
             ),
