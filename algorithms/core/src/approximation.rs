@@ -8,7 +8,7 @@
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
-use crate::model::DenseFeatures;
+use crate::features::{DenseFeatures, Features};
 use crate::one_hot::{OneHotFeatures, ABSENT};
 use crate::CoreError;
 
@@ -53,6 +53,19 @@ where
     Ok((0..n_blocks)
         .map(|r| per_row.iter().map(|row| row[r]).fold(0.0, f64::max))
         .collect())
+}
+
+impl Features {
+    /// `max_ij |K̂_R − K_ij|` for every prefix `R = 1..=n_blocks`, with `K̂_R` the kernel
+    /// estimate of the first R blocks and `exact` the kernel on these rows (The Mondrian Kernel,
+    /// Fig. 5). One-hot features give exactly [`one_hot_prefix_max_errors`], dense features
+    /// exactly [`dense_prefix_max_errors`].
+    pub fn prefix_max_errors(&self, exact: ArrayView2<f64>) -> Result<Vec<f64>, CoreError> {
+        match self {
+            Features::OneHot(f) => one_hot_prefix_max_errors(f, exact),
+            Features::Dense(f) => dense_prefix_max_errors(f, exact),
+        }
+    }
 }
 
 /// The feature matrix must have a row per row of the exact kernel matrix.

@@ -51,9 +51,10 @@ pub fn sample_gp(
         match attempt {
             Ok(l) => break l,
             Err(e) if jitter >= MAX_JITTER => {
-                return Err(CoreError::Solve(format!(
-                    "kernel matrix not positive definite even with jitter {jitter:e}: {e}"
-                )))
+                return Err(CoreError::solve(
+                    "Cholesky factorisation of the GP kernel matrix",
+                    format!("not positive definite even with jitter {jitter:e}: {e}"),
+                ))
             }
             Err(_) => jitter = if jitter == 0.0 { 1e-10 } else { jitter * 10.0 },
         }

@@ -1,8 +1,13 @@
-//! Shared numerics for random-partition and random-feature kernel methods.
+//! Shared numerics for random-partition and random-feature kernel methods, and the model
+//! vocabulary of every algorithm crate of the workspace.
 //!
-//! * [`model`]: the model traits the harness uses: [`FeatureMap`] (new points to [`Features`],
-//!   one-hot or dense, in blocks), [`Predictor`] (a fitted model), [`OnlineLearner`] (predict,
-//!   then update);
+//! * [`model`]: the model traits: [`FeatureMap`] (new points to [`Features`], one-hot or dense,
+//!   in blocks), [`Predictor`] (a fitted model), [`OnlineLearner`] (predict, then update),
+//!   [`StreamingRegressor`] (a predictor fed a stream), [`Classifier`] (fit on
+//!   [`LabelledRows`], predict test rows); all fallible;
+//! * [`error`]: [`CoreError`], the failures every crate shares, and the checks that raise them;
+//! * [`params`]: checked parameters, validated once where they are made ([`Lifetime`]);
+//! * [`features`]: [`Features`] in blocks, one-hot or [`DenseFeatures`];
 //! * [`kernel`]: exact kernels (the Laplace kernel `exp(-λ‖x − x'‖₁)` that the Mondrian kernel,
 //!   random binning and Laplace random Fourier features all approximate);
 //! * [`one_hot`]: sparse feature matrices with exactly one non-zero per block and row (Mondrian
@@ -10,26 +15,34 @@
 //! * [`approximation`]: the kernel-approximation error of nested prefixes of a random feature map
 //!   (The Mondrian Kernel, Fig. 5);
 //! * [`ridge`]: ridge regression by Cholesky (dense features, nested prefixes, kernel ridge);
-//! * [`cg`]: preconditioned conjugate gradient for matrix-free SPD systems;
+//! * [`cg`]: the workspace's conjugate gradient for matrix-free SPD systems (Mondrian ridge,
+//!   FALKON);
 //! * [`gp`]: draws of a Gaussian process with a given kernel matrix (synthetic regression data);
 //! * [`sgd`]: scikit-learn 0.17's SGD for L2-penalised least squares (the authors' learner);
 //! * [`width_search`]: the authors' search over kernel widths by retraining (Fig. 8);
-//! * [`metrics`]: error measures used by the papers.
+//! * [`metrics`]: error measures used by the papers (relative error, RMSE, MNLP, ...).
 //!
-//! The crate depends on no harness code: every item is usable on its own.
+//! The crate depends on no harness code: every item is usable on its own. The `serde` feature
+//! serialises the checked parameters for configs.
 
 pub mod approximation;
 pub mod cg;
+pub mod error;
+pub mod features;
 pub mod gp;
 pub mod kernel;
 pub mod metrics;
 pub mod model;
 pub mod one_hot;
+pub mod params;
 pub mod ridge;
 pub mod sgd;
 pub mod trig;
 pub mod width_search;
 
-mod error;
 pub use error::CoreError;
-pub use model::{DenseFeatures, FeatureMap, Features, OnlineLearner, Predictor};
+pub use features::{DenseFeatures, Features};
+pub use model::{
+    Classifier, FeatureMap, LabelledRows, OnlineLearner, Predictor, StreamingRegressor,
+};
+pub use params::Lifetime;

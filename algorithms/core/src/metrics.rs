@@ -1,4 +1,5 @@
-//! Error measures used by the papers.
+//! Error measures used by the papers: kernel-approximation error, relative error (The Mondrian
+//! Kernel), RMSE and the mean negative log predictive density (A la Carte).
 
 use ndarray::{ArrayView1, ArrayView2};
 
@@ -26,11 +27,11 @@ pub fn relative_error_percent(
     target: ArrayView1<f64>,
 ) -> Result<f64, CoreError> {
     if prediction.len() != target.len() {
-        return Err(CoreError::ShapeMismatch {
-            what: "number of predictions",
-            expected: target.len(),
-            got: prediction.len(),
-        });
+        return Err(CoreError::shape(
+            "number of predictions",
+            target.len(),
+            prediction.len(),
+        ));
     }
     let residual: f64 = prediction
         .iter()
@@ -39,6 +40,48 @@ pub fn relative_error_percent(
         .sum();
     let norm: f64 = target.iter().map(|t| t * t).sum();
     Ok(100.0 * (residual / norm).sqrt())
+}
+
+fn check_lengths(
+    what: &'static str,
+    prediction: usize,
+    target: ArrayView1<f64>,
+) -> Result<(), CoreError> {
+    if prediction != target.len() {
+        return Err(CoreError::shape(what, target.len(), prediction));
+    }
+    Ok(())
+}
+
+/// Root mean squared error `√(Σ (ŷ_i − y_i)² / n)` (0 targets: 0).
+pub fn rmse(prediction: ArrayView1<f64>, target: ArrayView1<f64>) -> Result<f64, CoreError> {
+    check_lengths("number of predictions", prediction.len(), target)?;
+    Ok((prediction
+        .iter()
+        .zip(target)
+        .map(|(m, t)| (m - t).powi(2))
+        .sum::<f64>()
+        / target.len().max(1) as f64)
+        .sqrt())
+}
+
+/// Mean negative log predictive density of Gaussian predictions N(`mean_i`, `variance_i`):
+/// `Σ ½(ln 2π + ln σ²_i + (y_i − μ_i)² / σ²_i) / n` (0 targets: 0).
+pub fn mnlp(
+    mean: ArrayView1<f64>,
+    variance: ArrayView1<f64>,
+    target: ArrayView1<f64>,
+) -> Result<f64, CoreError> {
+    check_lengths("number of predictive means", mean.len(), target)?;
+    check_lengths("number of predictive variances", variance.len(), target)?;
+    let ln_2pi = (2.0 * std::f64::consts::PI).ln();
+    Ok(mean
+        .iter()
+        .zip(variance)
+        .zip(target)
+        .map(|((m, v), t)| 0.5 * (ln_2pi + v.ln() + (t - m).powi(2) / v))
+        .sum::<f64>()
+        / target.len().max(1) as f64)
 }
 
 #[cfg(test)]
@@ -65,5 +108,19 @@ mod tests {
         let p = array![3.0, 3.0];
         assert_relative_eq!(relative_error_percent(p.view(), y.view()).unwrap(), 20.0);
         assert!(relative_error_percent(array![1.0].view(), y.view()).is_err());
+    }
+
+    #[test]
+    fn rmse_and_mnlp_by_hand() {
+        let y = array![1.0, 2.0, 4.0];
+        let p = array![1.0, 3.0, 2.0];
+        assert_relative_eq!(rmse(p.view(), y.view()).unwrap(), (5.0f64 / 3.0).sqrt());
+        let v = array![1.0, 1.0, 1.0];
+        let expected = 0.5 * (2.0 * std::f64::consts::PI).ln() + 0.5 * 5.0 / 3.0;
+        assert_relative_eq!(mnlp(p.view(), v.view(), y.view()).unwrap(), expected);
+        assert!(rmse(array![1.0].view(), y.view()).is_err());
+        assert!(mnlp(p.view(), array![1.0].view(), y.view()).is_err());
+        let empty = ndarray::Array1::<f64>::zeros(0);
+        assert_eq!(rmse(empty.view(), empty.view()), Ok(0.0));
     }
 }

@@ -1,152 +1,28 @@
-//! The model traits the harness programs against, kept minimal: a random feature map (new points
-//! to features), a fitted predictor, and an online learner (predict, then update).
+//! The model vocabulary every algorithm crate implements and the harness programs against. Every
+//! method is fallible: a config or a data file can reach it, so it returns an error naming the
+//! parameter or the input instead of panicking.
 //!
-//! Every random feature map of the papers is a sum of independent blocks: a Mondrian tree, a
-//! random-binning grid, a Fourier frequency `ω_r`. The map of order R is the prefix of its first
-//! R blocks, and `(1/R) Σ_{r<R} φ_r(x)·φ_r(x')` estimates the kernel (The Mondrian Kernel,
-//! Sec. 3; Rahimi & Recht 2007). [`Features`] keeps that block structure so that nested prefixes
-//! (Fig. 5) and scalings `1/√R` need no knowledge of the method.
+//! * [`FeatureMap`]: a sampled random feature map, new points to [`Features`] in blocks (the
+//!   Mondrian forest, random binning, random Fourier features, the Isolation Kernel, a fitted
+//!   Fastfood model). Its error is always [`CoreError`], so that maps of different crates mix
+//!   behind one `dyn FeatureMap`.
+//! * [`Predictor`]: a fitted model, points to predictions (ridge on a feature map, a kernel
+//!   expansion, a Gaussian-process posterior, a streaming regressor so far).
+//! * [`OnlineLearner`]: predict, then update, one sample at a time (SGD, IK-OGD, kernel OGD,
+//!   NOGD).
+//! * [`StreamingRegressor`]: a [`Predictor`] fed one point (or one block of points) at a time,
+//!   then finished (StreaMRAK, FALKON, LP-KRR).
+//! * [`Classifier`]: fitted on [`LabelledRows`], predicts the classes of test rows from a seed
+//!   (the random tessellation forests and their baselines).
+//!
+//! The traits other than [`FeatureMap`] carry their crate's error type, which converts from
+//! [`CoreError`] (`type Error: From<CoreError>`).
 
-use std::ops::Range;
+use ndarray::{ArrayView2, Axis};
+use rand::Rng;
 
-use ndarray::{Array1, Array2, ArrayView2};
-
-use crate::approximation::{dense_prefix_max_errors, one_hot_prefix_max_errors};
-use crate::one_hot::OneHotFeatures;
+use crate::features::Features;
 use crate::CoreError;
-
-/// The features of a set of points, in blocks: block r (0-based) is tree, grid or frequency r,
-/// and a prefix of R blocks is the feature map of order R. Values are unscaled (one-hot entries
-/// are 1, Fourier entries `cos`/`sin`); the consumer scales by `1/√R`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Features {
-    /// One non-zero per row and block (Mondrian kernel, random binning).
-    OneHot(OneHotFeatures),
-    /// Dense columns grouped into blocks (random Fourier features).
-    Dense(DenseFeatures),
-}
-
-impl Features {
-    /// Number of rows (points).
-    pub fn n_rows(&self) -> usize {
-        match self {
-            Features::OneHot(f) => f.n_rows(),
-            Features::Dense(f) => f.n_rows(),
-        }
-    }
-
-    /// Number of blocks (trees M, grids M, or frequencies R).
-    pub fn n_blocks(&self) -> usize {
-        match self {
-            Features::OneHot(f) => f.n_blocks(),
-            Features::Dense(f) => f.n_blocks(),
-        }
-    }
-
-    /// `max_ij |K̂_R − K_ij|` for every prefix `R = 1..=n_blocks`, with `K̂_R` the kernel
-    /// estimate of the first R blocks and `exact` the kernel on these rows (The Mondrian Kernel,
-    /// Fig. 5). One-hot features give exactly [`one_hot_prefix_max_errors`], dense features
-    /// exactly [`dense_prefix_max_errors`].
-    pub fn prefix_max_errors(&self, exact: ArrayView2<f64>) -> Result<Vec<f64>, CoreError> {
-        match self {
-            Features::OneHot(f) => one_hot_prefix_max_errors(f, exact),
-            Features::Dense(f) => dense_prefix_max_errors(f, exact),
-        }
-    }
-}
-
-/// A dense feature matrix whose columns are grouped into blocks: columns
-/// `block_ends[r − 1]..block_ends[r]` (from 0 for r = 0) belong to block r. Random Fourier
-/// features have blocks `[cos(ω_rᵀx), sin(ω_rᵀx)]`, so `block_ends = [2, 4, …, 2R]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DenseFeatures {
-    /// Row-major (standard layout), so that a row's block is a contiguous slice.
-    values: Array2<f64>,
-    block_ends: Vec<usize>,
-}
-
-impl DenseFeatures {
-    /// Groups the columns of `values` into blocks ending at `block_ends`, which must be strictly
-    /// increasing (every block has at least one column) and end at the number of columns.
-    pub fn new(values: Array2<f64>, block_ends: Vec<usize>) -> Result<Self, CoreError> {
-        if block_ends.last().copied().unwrap_or(0) != values.ncols() {
-            return Err(CoreError::ShapeMismatch {
-                what: "last block end vs number of feature columns",
-                expected: values.ncols(),
-                got: block_ends.last().copied().unwrap_or(0),
-            });
-        }
-        if block_ends.first() == Some(&0) || block_ends.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(CoreError::InvalidParameter {
-                name: "block_ends",
-                value: format!("{block_ends:?}"),
-                expected: "strictly increasing column counts (no empty block)",
-            });
-        }
-        let values = if values.is_standard_layout() {
-            values
-        } else {
-            values.as_standard_layout().into_owned()
-        };
-        Ok(Self { values, block_ends })
-    }
-
-    /// Blocks of `width` consecutive columns each (`block_ends = [w, 2w, …]`).
-    pub fn uniform(values: Array2<f64>, width: usize) -> Result<Self, CoreError> {
-        if values.ncols().checked_rem(width) != Some(0) {
-            return Err(CoreError::InvalidParameter {
-                name: "block width",
-                value: width.to_string(),
-                expected: "a positive divisor of the number of feature columns",
-            });
-        }
-        let ends = (1..=values.ncols() / width).map(|r| r * width).collect();
-        Self::new(values, ends)
-    }
-
-    /// The feature matrix (rows × columns), unscaled.
-    pub fn values(&self) -> ArrayView2<'_, f64> {
-        self.values.view()
-    }
-
-    /// The feature matrix, taken out.
-    pub fn into_values(self) -> Array2<f64> {
-        self.values
-    }
-
-    /// `block_ends[r]` = number of columns in blocks `0..=r`.
-    pub fn block_ends(&self) -> &[usize] {
-        &self.block_ends
-    }
-
-    /// The columns of block r.
-    pub fn block(&self, r: usize) -> Range<usize> {
-        let start = if r == 0 { 0 } else { self.block_ends[r - 1] };
-        start..self.block_ends[r]
-    }
-
-    /// Number of rows (points).
-    pub fn n_rows(&self) -> usize {
-        self.values.nrows()
-    }
-
-    /// Number of blocks.
-    pub fn n_blocks(&self) -> usize {
-        self.block_ends.len()
-    }
-
-    /// Row i as a contiguous slice.
-    pub(crate) fn row_slice(&self, i: usize) -> &[f64] {
-        let n = self.values.ncols();
-        &self.values.as_slice().expect("standard layout")[i * n..(i + 1) * n]
-    }
-
-    /// The rows in order, as contiguous slices (none when there are no columns).
-    pub(crate) fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
-        let data = self.values.as_slice().expect("standard layout");
-        data.chunks_exact(self.values.ncols().max(1))
-    }
-}
 
 /// A sampled random feature map `x ↦ φ(x)`: the features of new points, block by block. Maps
 /// that are transductive in the paper (the Mondrian kernel, whose trees are sampled on all
@@ -169,10 +45,17 @@ impl<M: FeatureMap + ?Sized> FeatureMap for Box<M> {
     }
 }
 
-/// A fitted regression model: predictions `ŷ(x)` for the rows of `x`.
+/// A fitted model: predictions for the rows of `x`.
 pub trait Predictor {
-    /// One prediction per row of `x` (N × D).
-    fn predict(&self, x: ArrayView2<f64>) -> Result<Array1<f64>, CoreError>;
+    /// What one call returns: one value per row (`Array1<f64>`), a row of targets per row
+    /// (`Array2<f64>`), or a predictive distribution.
+    type Output;
+    /// The crate's error.
+    type Error: From<CoreError>;
+
+    /// The predictions for the rows of `x` (N × D); an error if `x` does not fit the model
+    /// (wrong number of columns, non-finite values where the model checks them).
+    fn predict(&self, x: ArrayView2<f64>) -> Result<Self::Output, Self::Error>;
 }
 
 /// An online learner in the predict-then-update protocol (progressive validation): each sample
@@ -180,19 +63,23 @@ pub trait Predictor {
 pub trait OnlineLearner {
     /// One input row (e.g. `[f64]` for dense features, `[u32]` for one-hot column ids).
     type Row: ?Sized;
+    /// The crate's error.
+    type Error: From<CoreError>;
 
     /// `ŷ(x)` from the current model.
-    fn predict_one(&self, x: &Self::Row) -> f64;
+    fn predict_one(&self, x: &Self::Row) -> Result<f64, Self::Error>;
 
     /// Learns the sample `(x, y)` and returns the prediction `ŷ(x)` the model made before it,
     /// the value [`Self::predict_one`] would have returned. (An update needs that prediction
     /// anyway, e.g. SGD's residual, so the protocol costs one evaluation per sample, not two,
-    /// and the recorded prediction is by construction the one the step used.)
-    fn update(&mut self, x: &Self::Row, y: f64) -> f64;
+    /// and the recorded prediction is by construction the one the step used.) An invalid
+    /// sample (a row of the wrong length, a label outside the learner's domain) is an error
+    /// and leaves the model unchanged.
+    fn update(&mut self, x: &Self::Row, y: f64) -> Result<f64, Self::Error>;
 
     /// Runs the learner over a stream in order and returns the prediction made before each
-    /// update.
-    fn run_stream<'a, I>(&mut self, stream: I) -> Vec<f64>
+    /// update; stops at the first invalid sample.
+    fn run_stream<'a, I>(&mut self, stream: I) -> Result<Vec<f64>, Self::Error>
     where
         I: IntoIterator<Item = (&'a Self::Row, f64)>,
         Self::Row: 'a,
@@ -201,10 +88,92 @@ pub trait OnlineLearner {
     }
 }
 
+/// A regressor fitted from a stream: points arrive one at a time (or in blocks), the model is
+/// [`finish`](Self::finish)ed at the end of the stream, and predicts like any [`Predictor`]
+/// (with the levels or solves done so far before it is finished, where the method has such).
+/// Points are `x` (d coordinates) with targets `y` (p values). The random stream `rng` is the
+/// one the method draws from while streaming (StreaMRAK's landmarks); methods that draw
+/// nothing ignore it.
+pub trait StreamingRegressor: Predictor {
+    /// Streams one point.
+    fn push<R: Rng + ?Sized>(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        rng: &mut R,
+    ) -> Result<(), Self::Error>;
+
+    /// Streams the rows of `x` (n × d) with the targets `y` (n × p) in order. The default
+    /// pushes them one by one; a method whose statistics are sums over blocks (FALKON) adds
+    /// the block at once.
+    fn push_rows<R: Rng + ?Sized>(
+        &mut self,
+        x: ArrayView2<f64>,
+        y: ArrayView2<f64>,
+        rng: &mut R,
+    ) -> Result<(), Self::Error> {
+        if x.nrows() != y.nrows() {
+            return Err(CoreError::shape("target rows vs point rows", x.nrows(), y.nrows()).into());
+        }
+        for (xi, yi) in x.axis_iter(Axis(0)).zip(y.axis_iter(Axis(0))) {
+            self.push(&xi.to_vec(), &yi.to_vec(), rng)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: fits what is still collecting.
+    fn finish<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), Self::Error>;
+
+    /// Whether the model takes no more points (LP-KRR once its last level is fitted); further
+    /// points would be ignored, so a caller may stop streaming.
+    fn is_complete(&self) -> bool {
+        false
+    }
+}
+
+/// Labelled training rows of a classification: `x` (n × d) and one label in `0..n_classes`
+/// per row. The classifier checks them (rows, labels, finiteness) before fitting.
+#[derive(Debug, Clone, Copy)]
+pub struct LabelledRows<'a> {
+    pub x: ArrayView2<'a, f64>,
+    pub labels: &'a [u32],
+    pub n_classes: usize,
+}
+
+impl<'a> LabelledRows<'a> {
+    /// The rows `x` with their `labels` in `0..n_classes` (checked by the classifier).
+    pub fn new(x: ArrayView2<'a, f64>, labels: &'a [u32], n_classes: usize) -> Self {
+        Self {
+            x,
+            labels,
+            n_classes,
+        }
+    }
+}
+
+/// A classifier fitted on labelled rows that predicts the classes of test rows; every random
+/// draw comes from `seed`, so a fit is reproducible whatever the thread count. Fit and
+/// prediction are one call because some methods are transductive (the random tessellation
+/// forests may place the test rows in their cells while fitting).
+pub trait Classifier {
+    /// What a fit returns: the predicted labels, possibly with statistics of the fit.
+    type Output;
+    /// The crate's error.
+    type Error: From<CoreError>;
+
+    /// Fits on `train` and predicts the rows of `test` (same columns as the training rows).
+    fn fit_predict(
+        &self,
+        train: LabelledRows<'_>,
+        test: ArrayView2<f64>,
+        seed: u64,
+    ) -> Result<Self::Output, Self::Error>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, ShapeBuilder};
+    use ndarray::{array, Array2};
 
     /// Scores of a running mean: the prediction is the mean of the targets seen so far.
     struct RunningMean {
@@ -214,18 +183,44 @@ mod tests {
 
     impl OnlineLearner for RunningMean {
         type Row = [f64];
-        fn predict_one(&self, _x: &[f64]) -> f64 {
-            if self.count == 0.0 {
+        type Error = CoreError;
+        fn predict_one(&self, _x: &[f64]) -> Result<f64, CoreError> {
+            Ok(if self.count == 0.0 {
                 0.0
             } else {
                 self.sum / self.count
-            }
+            })
         }
-        fn update(&mut self, x: &[f64], y: f64) -> f64 {
-            let p = self.predict_one(x);
+        fn update(&mut self, x: &[f64], y: f64) -> Result<f64, CoreError> {
+            if !y.is_finite() {
+                return Err(CoreError::invalid_input("target", y, "a finite number"));
+            }
+            let p = self.predict_one(x)?;
             self.sum += y;
             self.count += 1.0;
-            p
+            Ok(p)
+        }
+    }
+
+    impl Predictor for RunningMean {
+        type Output = Array2<f64>;
+        type Error = CoreError;
+        fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, CoreError> {
+            Ok(Array2::from_elem((x.nrows(), 1), self.predict_one(&[])?))
+        }
+    }
+
+    impl StreamingRegressor for RunningMean {
+        fn push<R: Rng + ?Sized>(
+            &mut self,
+            x: &[f64],
+            y: &[f64],
+            _: &mut R,
+        ) -> Result<(), CoreError> {
+            self.update(x, y[0]).map(|_| ())
+        }
+        fn finish<R: Rng + ?Sized>(&mut self, _: &mut R) -> Result<(), CoreError> {
+            Ok(())
         }
     }
 
@@ -238,31 +233,33 @@ mod tests {
         let row = [0.0];
         let ys = [2.0, 4.0, 9.0];
         let predictions = learner.run_stream(ys.iter().map(|&y| (&row[..], y)));
-        assert_eq!(predictions, vec![0.0, 2.0, 3.0]);
-        assert_eq!(learner.predict_one(&row), 5.0);
+        assert_eq!(predictions, Ok(vec![0.0, 2.0, 3.0]));
+        assert_eq!(learner.predict_one(&row), Ok(5.0));
+        // An invalid sample is an error and stops the stream.
+        let bad = learner.run_stream([(&row[..], 1.0), (&row[..], f64::NAN), (&row[..], 3.0)]);
+        assert!(bad.is_err());
+        assert_eq!(learner.count, 4.0);
     }
 
     #[test]
-    fn dense_blocks_are_validated_and_sliced() {
-        let v = array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
-        assert!(DenseFeatures::new(v.clone(), vec![1, 2]).is_err());
-        assert!(DenseFeatures::new(v.clone(), vec![0, 3]).is_err());
-        assert!(DenseFeatures::new(v.clone(), vec![2, 2, 3]).is_err());
-        assert!(DenseFeatures::uniform(v.clone(), 2).is_err());
-        assert!(DenseFeatures::uniform(v.clone(), 0).is_err());
-        let f = DenseFeatures::new(v.clone(), vec![1, 3]).unwrap();
-        assert_eq!((f.n_rows(), f.n_blocks()), (2, 2));
-        assert_eq!(f.block(0), 0..1);
-        assert_eq!(f.block(1), 1..3);
-        assert_eq!(f.values(), v.view());
-        // A transposed (column-major) input is stored row-major with the same values.
-        let column_major =
-            Array2::from_shape_vec((2, 3).f(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]).unwrap();
-        assert!(!column_major.is_standard_layout());
-        let t = DenseFeatures::uniform(column_major, 1).unwrap();
-        assert_eq!(t.values(), v.view());
-        assert_eq!(t.row_slice(1), &[4.0, 5.0, 6.0]);
-        let features = Features::Dense(t);
-        assert_eq!((features.n_rows(), features.n_blocks()), (2, 3));
+    fn pushing_rows_pushes_each_row_in_order() {
+        let mut model = RunningMean {
+            sum: 0.0,
+            count: 0.0,
+        };
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0);
+        let x = Array2::<f64>::zeros((3, 2));
+        model
+            .push_rows(x.view(), array![[1.0], [2.0], [6.0]].view(), &mut rng)
+            .unwrap();
+        model.finish(&mut rng).unwrap();
+        assert_eq!(
+            model.predict(x.view()).unwrap(),
+            array![[3.0], [3.0], [3.0]]
+        );
+        assert!(!model.is_complete());
+        assert!(model
+            .push_rows(x.view(), array![[1.0]].view(), &mut rng)
+            .is_err());
     }
 }

@@ -57,24 +57,6 @@ impl OneHotFeatures {
         })
     }
 
-    /// The first `n_rows` rows as SGD reads them, every present entry with value `value`:
-    /// validated at construction, so read without a bounds check per entry
-    /// ([`crate::sgd::OneHotRows::bounded`]).
-    pub fn sgd_rows(&self, n_rows: usize, value: f64) -> crate::sgd::OneHotRows<'_> {
-        assert!(n_rows <= self.n_rows, "rows beyond the matrix");
-        // SAFETY: `new` checked every entry to be ABSENT or below n_columns.
-        unsafe {
-            crate::sgd::OneHotRows::bounded(
-                &self.columns,
-                self.n_blocks,
-                n_rows,
-                value,
-                self.n_columns,
-                false,
-            )
-        }
-    }
-
     /// The same matrix with its used columns renumbered in the order rows first use them (row
     /// by row, block by block); unused columns are dropped. Row-wise computations that only
     /// gather and scatter by column (SGD) give the same numbers on either matrix, but

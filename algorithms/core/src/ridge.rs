@@ -7,7 +7,8 @@ use ndarray_linalg::{FactorizeC, SolveC, UPLO};
 use rayon::prelude::*;
 
 use crate::error::positive;
-use crate::model::{FeatureMap, Features, Predictor};
+use crate::features::Features;
+use crate::model::{FeatureMap, Predictor};
 use crate::one_hot::ABSENT;
 use crate::CoreError;
 
@@ -36,10 +37,10 @@ pub fn ridge_weights(
 pub fn solve_positive_definite(a: Array2<f64>, b: Array1<f64>) -> Result<Array1<f64>, CoreError> {
     let factor = a
         .factorizec(UPLO::Lower)
-        .map_err(|e| CoreError::Solve(e.to_string()))?;
+        .map_err(|e| CoreError::solve("Cholesky factorisation", e))?;
     factor
         .solvec(&b)
-        .map_err(|e| CoreError::Solve(e.to_string()))
+        .map_err(|e| CoreError::solve("Cholesky solve", e))
 }
 
 /// Ridge solutions for nested prefixes of one feature set.
@@ -260,6 +261,9 @@ impl<M: FeatureMap> FeatureRidge<M> {
 }
 
 impl<M: FeatureMap> Predictor for FeatureRidge<M> {
+    type Output = Array1<f64>;
+    type Error = CoreError;
+
     /// `ȳ + φ(x)·w` at new points, through the map's features of `x`.
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array1<f64>, CoreError> {
         self.predict_features(&self.map.features(x)?)

@@ -18,7 +18,9 @@ use ndarray::{ArrayView1, ArrayView2};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-use crate::one_hot::ABSENT;
+use crate::model::OnlineLearner;
+use crate::one_hot::{OneHotFeatures, ABSENT};
+use crate::CoreError;
 
 /// Rows of a feature matrix as SGD reads them.
 pub trait Rows {
@@ -87,7 +89,7 @@ impl<'a> OneHotRows<'a> {
     ///
     /// # Safety
     /// Every entry of `columns[..n_rows * n_blocks]` is `< n_columns`, or [`ABSENT`] when
-    /// `complete` is false. [`crate::one_hot::OneHotFeatures::sgd_rows`] is the safe way in for
+    /// `complete` is false. [`OneHotFeatures::sgd_rows`] is the safe way in for
     /// validated matrices.
     pub unsafe fn bounded(
         columns: &'a [u32],
@@ -116,6 +118,26 @@ impl<'a> OneHotRows<'a> {
 
     fn row(&self, i: usize) -> &[u32] {
         &self.columns[i * self.n_blocks..(i + 1) * self.n_blocks]
+    }
+}
+
+impl OneHotFeatures {
+    /// The first `n_rows` rows as SGD reads them, every present entry with value `value`:
+    /// validated at construction, so read without a bounds check per entry
+    /// ([`OneHotRows::bounded`]).
+    pub fn sgd_rows(&self, n_rows: usize, value: f64) -> OneHotRows<'_> {
+        assert!(n_rows <= self.n_rows(), "rows beyond the matrix");
+        // SAFETY: `OneHotFeatures::new` checked every entry to be ABSENT or below n_columns.
+        unsafe {
+            OneHotRows::bounded(
+                self.columns(),
+                self.n_blocks(),
+                n_rows,
+                value,
+                self.n_columns(),
+                false,
+            )
+        }
     }
 }
 
@@ -484,6 +506,8 @@ pub trait RowFormat {
         Self: 'a;
     /// `row` as a [`Rows`] of one row (index 0).
     fn view<'a>(&'a self, row: &'a Self::Row) -> Self::View<'a>;
+    /// Checks that `row` can be read against `n_columns` weights.
+    fn check(&self, row: &Self::Row, n_columns: usize) -> Result<(), CoreError>;
 }
 
 /// Dense rows `z ∈ ℝ^C` as `&[f64]`; read as a contiguous `ArrayView2` row, the form in which
@@ -496,6 +520,16 @@ impl RowFormat for DenseFormat {
     type View<'a> = ArrayView2<'a, f64>;
     fn view<'a>(&'a self, row: &'a [f64]) -> ArrayView2<'a, f64> {
         ArrayView2::from_shape((1, row.len()), row).expect("one contiguous row")
+    }
+    fn check(&self, row: &[f64], n_columns: usize) -> Result<(), CoreError> {
+        if row.len() != n_columns {
+            return Err(CoreError::shape(
+                "row length vs SGD weights",
+                n_columns,
+                row.len(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -519,6 +553,19 @@ impl RowFormat for OneHotFormat {
             OneHotRows::complete(row, row.len(), 1, self.value)
         } else {
             OneHotRows::new(row, row.len(), 1, self.value)
+        }
+    }
+    fn check(&self, row: &[u32], n_columns: usize) -> Result<(), CoreError> {
+        match row
+            .iter()
+            .find(|&&c| (c == ABSENT && self.complete) || (c != ABSENT && c as usize >= n_columns))
+        {
+            Some(&c) => Err(CoreError::invalid_input(
+                "one-hot column id",
+                c,
+                "a column below the number of SGD weights (ABSENT only in incomplete rows)",
+            )),
+            None => Ok(()),
         }
     }
 }
@@ -557,25 +604,28 @@ impl<F: RowFormat> OnlineSgd<F> {
     }
 }
 
-impl<F: RowFormat> crate::model::OnlineLearner for OnlineSgd<F> {
+impl<F: RowFormat> OnlineLearner for OnlineSgd<F> {
     type Row = F::Row;
+    type Error = CoreError;
 
-    fn predict_one(&self, x: &F::Row) -> f64 {
-        self.weights.predict(&self.format.view(x), 0)
+    fn predict_one(&self, x: &F::Row) -> Result<f64, CoreError> {
+        self.format.check(x, self.weights.len())?;
+        Ok(self.weights.predict(&self.format.view(x), 0))
     }
 
-    fn update(&mut self, x: &F::Row, y: f64) -> f64 {
+    fn update(&mut self, x: &F::Row, y: f64) -> Result<f64, CoreError> {
+        self.format.check(x, self.weights.len())?;
         self.t += 1;
         let eta = self.sgd.learning_rate(self.t);
-        self.sgd
-            .step(&mut self.weights, &self.format.view(x), 0, y, eta)
+        Ok(self
+            .sgd
+            .step(&mut self.weights, &self.format.view(x), 0, y, eta))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::OnlineLearner;
     use crate::ridge::ridge_weights;
     use ndarray::{array, Array1};
     use rand::SeedableRng;
@@ -684,7 +734,7 @@ mod tests {
 
         let mut online = OnlineSgd::new(sgd, DenseFormat, c);
         let stream = (0..n).map(|i| (z.row(i).to_slice().unwrap(), y[i]));
-        let predictions = online.run_stream(stream);
+        let predictions = online.run_stream(stream).unwrap();
         assert_eq!(online.weights(), &fitted);
         assert_eq!(online.samples_seen(), n);
 
@@ -699,8 +749,11 @@ mod tests {
         }
         assert_eq!(
             online.predict_one(z.row(0).to_slice().unwrap()),
-            fitted.predict(&z.view(), 0)
+            Ok(fitted.predict(&z.view(), 0))
         );
+        // A row of the wrong length is an error, not a panic, and learns nothing.
+        assert!(online.update(&[1.0], 0.0).is_err());
+        assert_eq!(online.samples_seen(), n);
     }
 
     #[test]
@@ -732,8 +785,15 @@ mod tests {
             sgd.fit::<ChaCha8Rng>(&mut fitted, &rows, y.view(), 1, None);
             let format = OneHotFormat { value, complete };
             let mut online = OnlineSgd::new(sgd, format, blocks * per_block);
-            let predictions = online.run_stream(columns.chunks(blocks).zip(y.iter().copied()));
+            let predictions = online
+                .run_stream(columns.chunks(blocks).zip(y.iter().copied()))
+                .unwrap();
             assert_eq!(online.weights(), &fitted);
+            // A column beyond the weights is an error; so is an absent entry in complete rows.
+            let beyond = [(blocks * per_block) as u32; 6];
+            assert!(online.predict_one(&beyond).is_err());
+            let absent = [ABSENT; 6];
+            assert_eq!(online.predict_one(&absent).is_err(), complete);
 
             // Independently: the dense matrix of the same rows, the rule written out.
             let mut dense = ndarray::Array2::<f64>::zeros((n, blocks * per_block));

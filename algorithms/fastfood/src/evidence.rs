@@ -29,7 +29,10 @@ pub struct Evidence {
 }
 
 fn not_pd(what: &str, e: impl std::fmt::Display) -> FastfoodError {
-    FastfoodError::Numerical(format!("{what} is not positive definite ({e})"))
+    FastfoodError::solve(
+        "Cholesky factorisation of the marginal likelihood",
+        format!("{what} is not positive definite ({e})"),
+    )
 }
 
 /// The Cholesky factor of `m + σ²I` (`what` names the matrix in errors).
@@ -52,9 +55,10 @@ pub fn evidence(
     gradients: bool,
 ) -> Result<Evidence, FastfoodError> {
     if !(noise.is_finite() && noise > 0.0) || phi.iter().any(|v| !v.is_finite()) {
-        return Err(FastfoodError::Numerical(format!(
-            "features or noise variance ({noise}) not finite"
-        )));
+        return Err(FastfoodError::solve(
+            "the marginal likelihood",
+            format!("features or noise variance ({noise}) not finite"),
+        ));
     }
     if phi.nrows() >= phi.ncols() {
         primal(phi, y, noise, gradients)

@@ -8,6 +8,8 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::Rng;
 use rand_distr::StandardNormal;
 
+use kernel_core::{CoreError, DenseFeatures, FeatureMap, Features, Predictor};
+
 use crate::error::{check_inputs, check_targets, FastfoodError};
 use crate::evidence::{evidence, Posterior};
 use crate::exact_gp::ExactArd;
@@ -231,17 +233,61 @@ pub fn fit_from_ard<R: Rng>(
     run(model, start, x, y, &protocol.lbfgs, stop)
 }
 
-/// Predictive means and variances at `test` of a fitted feature model.
-pub fn predict(
-    fit: &Fit,
-    x: ArrayView2<f64>,
-    y: ArrayView1<f64>,
-    test: ArrayView2<f64>,
-) -> Result<(Array1<f64>, Array1<f64>), FastfoodError> {
-    let phi = fit.model.features(&fit.theta, x)?;
-    let post = Posterior::new(phi.view(), y, fit.model.noise(&fit.theta))?;
-    let phi_test = fit.model.features(&fit.theta, test)?;
-    Ok(post.predict(phi_test.view()))
+/// A Gaussian predictive distribution per test row (noise included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GaussianPrediction {
+    pub mean: Array1<f64>,
+    pub variance: Array1<f64>,
+}
+
+impl Fit {
+    /// The posterior of the fitted feature model on its training data `(x, y)`: a
+    /// [`Predictor`] of the Gaussian predictive at new rows.
+    pub fn posterior(
+        &self,
+        x: ArrayView2<f64>,
+        y: ArrayView1<f64>,
+    ) -> Result<FeaturePosterior<'_>, FastfoodError> {
+        let phi = self.model.features(&self.theta, x)?;
+        let posterior = Posterior::new(phi.view(), y, self.model.noise(&self.theta))?;
+        Ok(FeaturePosterior {
+            fit: self,
+            posterior,
+        })
+    }
+}
+
+/// A fitted feature model with the posterior of its training data ([`Fit::posterior`]).
+#[derive(Debug, Clone)]
+pub struct FeaturePosterior<'a> {
+    fit: &'a Fit,
+    posterior: Posterior,
+}
+
+impl Predictor for FeaturePosterior<'_> {
+    type Output = GaussianPrediction;
+    type Error = FastfoodError;
+
+    /// Predictive means and variances at the rows of `test`.
+    fn predict(&self, test: ArrayView2<f64>) -> Result<GaussianPrediction, FastfoodError> {
+        let phi_test = self.fit.model.features(&self.fit.theta, test)?;
+        let (mean, variance) = self.posterior.predict(phi_test.view());
+        Ok(GaussianPrediction { mean, variance })
+    }
+}
+
+impl FeatureMap for Fit {
+    /// One block: the features at θ already carry their amplitudes (K ≈ ΦΦᵀ).
+    fn n_blocks(&self) -> usize {
+        1
+    }
+
+    /// Φ(x) at the fitted θ, one dense block of D = 2m columns.
+    fn features(&self, x: ArrayView2<f64>) -> Result<Features, CoreError> {
+        let phi = self.model.features(&self.theta, x)?;
+        let columns = phi.ncols();
+        Ok(Features::Dense(DenseFeatures::new(phi, vec![columns])?))
+    }
 }
 
 /// A fitted exact ARD GP.
@@ -292,14 +338,86 @@ pub fn fit_exact<R: Rng>(
     Ok(best)
 }
 
-/// Predictive means and variances of the exact GP.
-pub fn predict_exact(
-    fit: &ExactFit,
-    x: ArrayView2<f64>,
-    y: ArrayView1<f64>,
-    test: ArrayView2<f64>,
-) -> Result<(Array1<f64>, Array1<f64>), FastfoodError> {
-    ExactArd::new(x, y, fit.noise_floor)?.predict(&fit.theta, test)
+impl ExactFit {
+    /// The exact GP at the fitted θ on its training data `(x, y)`: a [`Predictor`] of the
+    /// Gaussian predictive at new rows.
+    pub fn posterior<'a>(
+        &'a self,
+        x: ArrayView2<'a, f64>,
+        y: ArrayView1<'a, f64>,
+    ) -> Result<ExactPosterior<'a>, FastfoodError> {
+        Ok(ExactPosterior {
+            gp: ExactArd::new(x, y, self.noise_floor)?,
+            theta: &self.theta,
+        })
+    }
+}
+
+/// The exact ARD GP at a fitted θ ([`ExactFit::posterior`]).
+pub struct ExactPosterior<'a> {
+    gp: ExactArd<'a>,
+    theta: &'a [f64],
+}
+
+impl Predictor for ExactPosterior<'_> {
+    type Output = GaussianPrediction;
+    type Error = FastfoodError;
+
+    /// Predictive means and variances of the exact GP at the rows of `test`.
+    fn predict(&self, test: ArrayView2<f64>) -> Result<GaussianPrediction, FastfoodError> {
+        let (mean, variance) = self.gp.predict(self.theta, test)?;
+        Ok(GaussianPrediction { mean, variance })
+    }
+}
+
+/// A regression method of the crate, as a config names it: a feature family fitted by its
+/// marginal likelihood (`rbf`, `ard`, `fsard`, `fsgbard`, `gm`, `pwl`, `ssgpr`), or the exact
+/// ARD GP (`exact_ard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Features(Family),
+    ExactArd,
+}
+
+impl Method {
+    /// The feature family (`None` for the exact GP).
+    pub fn family(self) -> Option<Family> {
+        match self {
+            Method::Features(f) => Some(f),
+            Method::ExactArd => None,
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+mod method_serde {
+    use super::{Family, Method};
+    use serde::de::{Error, IntoDeserializer};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    const EXACT: &str = "exact_ard";
+
+    impl Serialize for Method {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Method::Features(f) => f.serialize(s),
+                Method::ExactArd => s.serialize_str(EXACT),
+            }
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Method {
+        /// A family's name, or `exact_ard`.
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let name = String::deserialize(d)?;
+            if name == EXACT {
+                return Ok(Method::ExactArd);
+            }
+            Family::deserialize(name.as_str().into_deserializer())
+                .map(Method::Features)
+                .map_err(|e: serde::de::value::Error| D::Error::custom(format!("{e} or `{EXACT}`")))
+        }
+    }
 }
 
 /// z-scores `train` and `test` with the training rows' statistics (decision D1). Columns
@@ -331,24 +449,72 @@ pub fn standardise(
     (z(train), z(test))
 }
 
-/// Root mean squared error.
-pub fn rmse(mean: &Array1<f64>, y: ArrayView1<f64>) -> f64 {
-    (mean
-        .iter()
-        .zip(y)
-        .map(|(m, t)| (m - t).powi(2))
-        .sum::<f64>()
-        / y.len().max(1) as f64)
-        .sqrt()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimise::LbfgsSettings;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
-/// Mean negative log predictive density of Gaussian predictions.
-pub fn mnlp(mean: &Array1<f64>, var: &Array1<f64>, y: ArrayView1<f64>) -> f64 {
-    let ln_2pi = (2.0 * std::f64::consts::PI).ln();
-    mean.iter()
-        .zip(var)
-        .zip(y)
-        .map(|((m, v), t)| 0.5 * (ln_2pi + v.ln() + (t - m).powi(2) / v))
-        .sum::<f64>()
-        / y.len().max(1) as f64
+    /// The posterior predicts as the evidence module's [`Posterior`] on the fitted features;
+    /// the fitted model's feature map is those features in one block.
+    #[test]
+    fn a_fit_predicts_through_its_posterior_and_maps_points_to_its_features() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let x = Array2::from_shape_fn((40, 2), |_| rng.random::<f64>() * 2.0 - 1.0);
+        let y = Array1::from_shape_fn(40, |i| (2.0 * x[[i, 0]]).sin() + 0.3 * x[[i, 1]]);
+        let test = Array2::from_shape_fn((7, 2), |_| rng.random::<f64>());
+        let protocol = Protocol {
+            lbfgs: LbfgsSettings {
+                max_iterations: 5,
+                ..LbfgsSettings::default()
+            },
+            ..Protocol::default()
+        };
+        let never = |_: usize| false;
+        let rng_for = |r: usize| ChaCha8Rng::seed_from_u64(r as u64);
+        let fit =
+            fit_ard_family(Family::Ard, x.view(), y.view(), &protocol, &rng_for, &never).unwrap();
+        let got = fit
+            .posterior(x.view(), y.view())
+            .unwrap()
+            .predict(test.view())
+            .unwrap();
+        let phi = fit.model.features(&fit.theta, x.view()).unwrap();
+        let post = Posterior::new(phi.view(), y.view(), fit.model.noise(&fit.theta)).unwrap();
+        let phi_test = fit.model.features(&fit.theta, test.view()).unwrap();
+        let (mean, variance) = post.predict(phi_test.view());
+        assert_eq!(got, GaussianPrediction { mean, variance });
+        match FeatureMap::features(&fit, test.view()).unwrap() {
+            Features::Dense(f) => assert_eq!(f.values(), phi_test.view()),
+            Features::OneHot(_) => panic!("dense features"),
+        }
+        assert!(fit
+            .posterior(x.view(), y.view())
+            .unwrap()
+            .predict(Array2::zeros((2, 3)).view())
+            .is_err());
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn methods_are_named_as_configs_write_them() {
+        for (name, method) in [
+            ("rbf", Method::Features(Family::Rbf)),
+            ("fsgbard", Method::Features(Family::Fsgbard)),
+            ("ssgpr", Method::Features(Family::Ssgpr)),
+            ("exact_ard", Method::ExactArd),
+        ] {
+            let json = format!("\"{name}\"");
+            assert_eq!(serde_json::from_str::<Method>(&json).unwrap(), method);
+            assert_eq!(serde_json::to_string(&method).unwrap(), json);
+        }
+        let e = serde_json::from_str::<Method>("\"svm\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("svm") && e.contains("exact_ard") && e.contains("rbf"),
+            "{e}"
+        );
+    }
 }

@@ -21,8 +21,14 @@ use crate::fastfood::FastfoodDraw;
 use crate::fwht::padded_dimension;
 use crate::radial::{chi_radii, PiecewiseLinear};
 
-/// A kernel family of the menu.
+/// A kernel family of the menu (with the `serde` feature, named `rbf`, `ard`, `fsard`,
+/// `fsgbard`, `gm`, `pwl`, `ssgpr`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Family {
     /// Fastfood, Gaussian spectrum, one lengthscale.
     Rbf,

@@ -10,10 +10,15 @@
 //!   primal and dual forms, gradients in Φ and σ², the posterior predictive;
 //! * [`exact_gp`]: the exact ARD GP (reference on the SMALL sets);
 //! * [`optimise`]: L-BFGS (argmin) with one evaluation per point;
-//! * [`fit`]: the protocol (restarts, ARD warm starts), predictions, RMSE and MNLP;
+//! * [`fit`]: the protocol (restarts, ARD warm starts), the fitted models' posteriors
+//!   ([`kernel_core::Predictor`]s of Gaussian predictions), the methods by name ([`Method`]);
 //! * [`spectra`]: known spectral kernels (mixture, piecewise radial) and the spectral
 //!   distribution a fitted model implies;
 //! * [`blas`]: dsyrk and dgemm through OpenBLAS.
+//!
+//! A fitted model is a [`kernel_core::FeatureMap`] (its features at θ); errors are
+//! [`kernel_core::CoreError`]'s ([`FastfoodError`]); RMSE and MNLP are
+//! [`kernel_core::metrics`]'. The `serde` feature names [`Family`] and [`Method`] for configs.
 
 pub mod blas;
 pub mod error;
@@ -30,7 +35,8 @@ pub mod spectra;
 pub use error::FastfoodError;
 pub use fastfood::FastfoodDraw;
 pub use fit::{
-    fit_ard_family, fit_exact, fit_from_ard, objective, predict, predict_exact, Fit, Protocol,
+    fit_ard_family, fit_exact, fit_from_ard, objective, ExactPosterior, FeaturePosterior, Fit,
+    GaussianPrediction, Method, Protocol,
 };
 pub use kernels::{ArdPoint, Family, FeatureModel, KernelSpec};
 pub use optimise::{LbfgsSettings, Stop};

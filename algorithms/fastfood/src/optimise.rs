@@ -168,8 +168,9 @@ where
     settings.check()?;
     let (v0, g0) = f(&start)?;
     if !v0.is_finite() || g0.iter().any(|x| !x.is_finite()) {
-        return Err(FastfoodError::Numerical(
-            "the objective is not finite at the start".into(),
+        return Err(FastfoodError::solve(
+            "L-BFGS",
+            "the objective is not finite at the start",
         ));
     }
     let memo = Mutex::new(Memo {
@@ -188,7 +189,7 @@ where
     let solver = LBFGS::new(linesearch, settings.memory)
         .with_tolerance_cost(settings.tol_cost)
         .and_then(|s| s.with_tolerance_grad(settings.tol_grad))
-        .map_err(|e| FastfoodError::Numerical(e.to_string()))?;
+        .map_err(|e| FastfoodError::solve("L-BFGS setup", e))?;
     let run = Executor::new(problem, solver)
         .configure(|state| state.param(start).max_iters(settings.max_iterations as u64))
         .run();
@@ -269,7 +270,7 @@ mod tests {
         // Fails beyond x = 2: the minimum of (x − 5)² restricted to where it is defined.
         let f = |p: &[f64]| -> Result<(f64, Vec<f64>), FastfoodError> {
             if p[0] > 2.0 {
-                return Err(FastfoodError::Numerical("outside".into()));
+                return Err(FastfoodError::solve("the objective", "outside"));
             }
             Ok(((p[0] - 5.0).powi(2), vec![2.0 * (p[0] - 5.0)]))
         };

@@ -9,6 +9,8 @@
 
 use ndarray::{ArrayView1, ArrayView2};
 
+use kernel_core::CoreError;
+
 use crate::error::IsolationError;
 
 /// One sparse row: strictly increasing column `indices` with their `values` (absent = 0).
@@ -64,18 +66,20 @@ fn check_sparse(
     }
     if let Some(&last) = indices.last() {
         if last as usize >= dim {
-            return Err(IsolationError::DimensionMismatch {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "input columns vs the dimension of the model",
                 expected: dim,
                 got: last as usize + 1,
-            });
+            }));
         }
     }
     if let Some((k, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(IsolationError::NonFiniteInput {
+        return Err(IsolationError::Core(CoreError::NonFiniteInput {
+            what: "input",
             row,
             column: indices[k] as usize,
             value,
-        });
+        }));
     }
     Ok(())
 }
@@ -174,10 +178,11 @@ impl Rows<'_> {
     /// were checked by [`CsrRows::new`].
     pub(crate) fn check(&self, dim: usize) -> Result<(), IsolationError> {
         if self.dim() != dim {
-            return Err(IsolationError::DimensionMismatch {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "input columns vs the dimension of the model",
                 expected: dim,
                 got: self.dim(),
-            });
+            }));
         }
         if let Rows::Dense(x) = self {
             check_dense_values(*x)?;
@@ -187,10 +192,7 @@ impl Rows<'_> {
 }
 
 pub(crate) fn check_dense_values(x: ArrayView2<f64>) -> Result<(), IsolationError> {
-    if let Some(((row, column), &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(IsolationError::NonFiniteInput { row, column, value });
-    }
-    Ok(())
+    Ok(kernel_core::error::check_finite("input", x)?)
 }
 
 /// One input row, dense or sparse.
@@ -207,25 +209,30 @@ impl Row<'_> {
         match self {
             Row::Dense(x) => {
                 if x.len() != dim {
-                    return Err(IsolationError::DimensionMismatch {
+                    return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                        what: "input columns vs the dimension of the model",
                         expected: dim,
                         got: x.len(),
-                    });
+                    }));
                 }
                 if let Some((column, &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-                    return Err(IsolationError::NonFiniteInput {
+                    return Err(IsolationError::Core(CoreError::NonFiniteInput {
+                        what: "input",
                         row: 0,
                         column,
                         value,
-                    });
+                    }));
                 }
                 Ok(())
             }
             Row::Sparse(x) => match x.indices.last() {
-                Some(&last) if last as usize >= dim => Err(IsolationError::DimensionMismatch {
-                    expected: dim,
-                    got: last as usize + 1,
-                }),
+                Some(&last) if last as usize >= dim => {
+                    Err(IsolationError::Core(CoreError::ShapeMismatch {
+                        what: "input columns vs the dimension of the model",
+                        expected: dim,
+                        got: last as usize + 1,
+                    }))
+                }
                 _ => Ok(()),
             },
         }

@@ -99,18 +99,18 @@ impl IsolationKernel {
             height_limit: Some(0),
         } = partitioner
         {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "height_limit",
                 value: "0".into(),
                 expected: "at least 1 (or None for full isolation)",
-            });
+            }));
         }
         if dim == 0 || dim > u32::MAX as usize {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "dimension",
                 value: dim.to_string(),
                 expected: "between 1 and 2^32 - 1 columns",
-            });
+            }));
         }
         if psi > n {
             return Err(IsolationError::PsiExceedsData { psi, n });
@@ -232,11 +232,11 @@ impl IsolationKernel {
     pub fn index_into(&self, x: Row, out: &mut [u32]) -> Result<(), IsolationError> {
         x.check(self.dim)?;
         if out.len() != self.t() {
-            return Err(IsolationError::LengthMismatch {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "index buffer vs t",
                 expected: self.t(),
                 got: out.len(),
-            });
+            }));
         }
         match x {
             Row::Dense(x) => self.index_point(&x, out),
@@ -314,25 +314,25 @@ impl IsolationKernel {
 
     fn check_dot(&self, w: &[f64], phi: &[u32]) -> Result<(), IsolationError> {
         if w.len() != self.n_columns() {
-            return Err(IsolationError::LengthMismatch {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "weight vector vs t * psi",
                 expected: self.n_columns(),
                 got: w.len(),
-            });
+            }));
         }
         if phi.len() != self.t() {
-            return Err(IsolationError::LengthMismatch {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "index vector vs t",
                 expected: self.t(),
                 got: phi.len(),
-            });
+            }));
         }
         if let Some(&bad) = phi.iter().find(|&&c| c as usize >= self.psi) {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "phi_i",
                 value: bad.to_string(),
                 expected: "a cell index below psi",
-            });
+            }));
         }
         Ok(())
     }
@@ -403,29 +403,37 @@ impl FeatureMap for IsolationKernel {
     }
 }
 
+/// ψ, the subsample size of a partitioning (and the sharpness of the OGD baselines' L_ψ,
+/// γ = ln ψ / d): at least 2. The one check of ψ's domain; `name` is the parameter as the
+/// caller names it (`psi`, `cv_psi_min`, ...).
+pub fn check_psi(name: &'static str, psi: usize) -> Result<(), CoreError> {
+    if psi < 2 {
+        return Err(CoreError::invalid(
+            name,
+            psi,
+            "a subsample size of at least 2 (gamma = ln psi / d of L_psi must be positive)",
+        ));
+    }
+    Ok(())
+}
+
 /// The sizes of an isolation kernel: ψ >= 2 points per partitioning, t >= 1 partitionings, and
 /// t·ψ feature columns addressable by u32.
 pub(crate) fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
-    if psi < 2 {
-        return Err(IsolationError::InvalidParameter {
-            name: "psi",
-            value: psi.to_string(),
-            expected: "a subsample size of at least 2",
-        });
-    }
+    check_psi("psi", psi)?;
     if t == 0 {
-        return Err(IsolationError::InvalidParameter {
+        return Err(IsolationError::Core(CoreError::InvalidParameter {
             name: "t",
             value: "0".into(),
             expected: "at least 1 partitioning",
-        });
+        }));
     }
     if t.checked_mul(psi).is_none_or(|c| c > u32::MAX as usize) {
-        return Err(IsolationError::InvalidParameter {
+        return Err(IsolationError::Core(CoreError::InvalidParameter {
             name: "t * psi",
             value: format!("{t} * {psi}"),
             expected: "at most 2^32 - 1 feature columns",
-        });
+        }));
     }
     Ok(())
 }
@@ -535,15 +543,18 @@ mod tests {
             }
             assert!(matches!(
                 k.dot(&w[1..], &[0; 25]),
-                Err(IsolationError::LengthMismatch { .. })
+                Err(IsolationError::Core(CoreError::ShapeMismatch { .. }))
             ));
             assert!(matches!(
                 k.dot_naive(&w, &[0; 24]),
-                Err(IsolationError::LengthMismatch { .. })
+                Err(IsolationError::Core(CoreError::ShapeMismatch { .. }))
             ));
             assert!(matches!(
                 k.dot(&w, &[32; 25]),
-                Err(IsolationError::InvalidParameter { name: "phi_i", .. })
+                Err(IsolationError::Core(CoreError::InvalidParameter {
+                    name: "phi_i",
+                    ..
+                }))
             ));
         }
     }
@@ -764,7 +775,10 @@ mod tests {
         };
         assert!(matches!(
             fit(x.view(), 1, 5, FULL),
-            Err(IsolationError::InvalidParameter { name: "psi", .. })
+            Err(IsolationError::Core(CoreError::InvalidParameter {
+                name: "psi",
+                ..
+            }))
         ));
         assert_eq!(
             fit(x.view(), 11, 5, FULL),
@@ -772,7 +786,10 @@ mod tests {
         );
         assert!(matches!(
             fit(x.view(), 4, 0, Partitioner::Anne),
-            Err(IsolationError::InvalidParameter { name: "t", .. })
+            Err(IsolationError::Core(CoreError::InvalidParameter {
+                name: "t",
+                ..
+            }))
         ));
         assert!(matches!(
             fit(
@@ -783,56 +800,61 @@ mod tests {
                     height_limit: Some(0)
                 }
             ),
-            Err(IsolationError::InvalidParameter {
+            Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "height_limit",
                 ..
-            })
+            }))
         ));
         assert!(matches!(
             fit(Array2::zeros((10, 0)).view(), 4, 3, FULL),
-            Err(IsolationError::InvalidParameter {
+            Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "dimension",
                 ..
-            })
+            }))
         ));
         let mut bad = x.clone();
         bad[[3, 1]] = f64::NAN;
         assert!(matches!(
             fit(bad.view(), 4, 3, FULL),
-            Err(IsolationError::NonFiniteInput {
+            Err(IsolationError::Core(CoreError::NonFiniteInput {
                 row: 3,
                 column: 1,
                 ..
-            })
+            }))
         ));
 
         let k = fit(x.view(), 4, 3, FULL).unwrap();
-        assert_eq!(
+        assert!(matches!(
             k.index(Row::Dense(array![1.0, 2.0, 3.0].view())),
-            Err(IsolationError::DimensionMismatch {
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
                 expected: 2,
-                got: 3
-            })
-        );
+                got: 3,
+                ..
+            }))
+        ));
         assert!(matches!(
             k.index(Row::Dense(array![f64::INFINITY, 0.0].view())),
-            Err(IsolationError::NonFiniteInput { column: 0, .. })
+            Err(IsolationError::Core(CoreError::NonFiniteInput {
+                column: 0,
+                ..
+            }))
         ));
         assert!(matches!(
             k.index_rows(Rows::Dense(Array2::zeros((2, 5)).view())),
-            Err(IsolationError::DimensionMismatch {
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
                 expected: 2,
-                got: 5
-            })
+                got: 5,
+                ..
+            }))
         ));
         let wide = SparseRow::new(&[4], &[1.0], 10).unwrap();
         assert!(matches!(
             k.index(Row::Sparse(wide)),
-            Err(IsolationError::DimensionMismatch { .. })
+            Err(IsolationError::Core(CoreError::ShapeMismatch { .. }))
         ));
         assert!(matches!(
             k.index_into(Row::Dense(x.row(0)), &mut [0; 2]),
-            Err(IsolationError::LengthMismatch { .. })
+            Err(IsolationError::Core(CoreError::ShapeMismatch { .. }))
         ));
         // Through the FeatureMap trait the error is a CoreError.
         assert!(matches!(
@@ -855,14 +877,18 @@ mod tests {
         ));
         assert!(matches!(
             SparseRow::new(&[7], &[1.0], 5),
-            Err(IsolationError::DimensionMismatch {
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
                 expected: 5,
-                got: 8
-            })
+                got: 8,
+                ..
+            }))
         ));
         assert!(matches!(
             SparseRow::new(&[1], &[f64::NAN], 5),
-            Err(IsolationError::NonFiniteInput { column: 1, .. })
+            Err(IsolationError::Core(CoreError::NonFiniteInput {
+                column: 1,
+                ..
+            }))
         ));
         assert!(matches!(
             CsrRows::new(5, &[0, 2, 1], &[0], &[1.0]),
@@ -874,7 +900,7 @@ mod tests {
         ));
         assert!(matches!(
             CsrRows::new(5, &[0, 1, 2], &[0, 9], &[1.0, 1.0]),
-            Err(IsolationError::DimensionMismatch { .. })
+            Err(IsolationError::Core(CoreError::ShapeMismatch { .. }))
         ));
     }
 

@@ -17,16 +17,20 @@
 //! IK-OGD(naive)), kernel evaluations of the dual learners (#SV per prediction), and the number
 //! of support vectors (margin violations).
 //!
-//! The trait methods cannot return errors; they panic on a label outside {−1, +1} (convert at
-//! load, D12) or an index vector of the wrong length. Parameters are checked at construction.
+//! A label outside {−1, +1} (convert at load, D12), an index vector of the wrong length or with
+//! a cell index ≥ ψ, and a dense row of the wrong dimension or with a non-finite value are
+//! errors of the call, which then changes nothing. Parameters are checked at construction.
 
 use std::cell::Cell;
 
 use kernel_core::OnlineLearner;
 
+use kernel_core::CoreError;
+
 use crate::error::IsolationError;
 use crate::input::Row;
 use crate::kernel::{check_t_psi, dot, dot_naive, IsolationKernel};
+pub use crate::ogd_kernel::OgdKernel;
 use crate::store::RowStore;
 
 /// The paper's step size η = 0.5 ([ARX] §7, Table 3).
@@ -43,25 +47,34 @@ pub fn label(g: f64) -> f64 {
 
 pub(crate) fn check_eta(eta: f64) -> Result<(), IsolationError> {
     if !(eta.is_finite() && eta > 0.0) {
-        return Err(IsolationError::InvalidParameter {
+        return Err(IsolationError::Core(CoreError::InvalidParameter {
             name: "eta",
             value: eta.to_string(),
             expected: "a finite step size > 0 (the paper uses 0.5)",
-        });
+        }));
     }
     Ok(())
 }
 
-pub(crate) fn check_label(c: f64) {
-    assert!(
-        c == 1.0 || c == -1.0,
-        "label {c} is not in {{-1, +1}}; convert labels at load (spec D12)"
-    );
+pub(crate) fn check_label(c: f64) -> Result<(), IsolationError> {
+    if c == 1.0 || c == -1.0 {
+        Ok(())
+    } else {
+        Err(
+            CoreError::invalid_input("label", c, "-1 or +1 (convert labels at load, spec D12)")
+                .into(),
+        )
+    }
 }
 
-fn check_phi(phi: &[u32], t: usize, psi: usize) {
-    assert_eq!(phi.len(), t, "index vector phi(x) must have length t");
-    debug_assert!(phi.iter().all(|&c| (c as usize) < psi), "phi_i >= psi");
+fn check_phi(phi: &[u32], t: usize, psi: usize) -> Result<(), IsolationError> {
+    if phi.len() != t {
+        return Err(CoreError::shape("index vector phi(x) vs t", t, phi.len()).into());
+    }
+    if let Some(&bad) = phi.iter().find(|&&c| c as usize >= psi) {
+        return Err(CoreError::invalid_input("cell index phi_i", bad, "an index below psi").into());
+    }
+    Ok(())
 }
 
 /// IK-OGD ([DMKD] Algorithm 2, spec §6), primal form: w ∈ R^{tψ}, w = 0 at start,
@@ -118,21 +131,21 @@ impl IkOgd {
         self.n_updates
     }
 
-    fn score(&self, phi: &[u32], naive: bool) -> f64 {
-        check_phi(phi, self.t, self.psi);
-        if naive {
+    fn score(&self, phi: &[u32], naive: bool) -> Result<f64, IsolationError> {
+        check_phi(phi, self.t, self.psi)?;
+        Ok(if naive {
             self.lookups
                 .set(self.lookups.get() + (self.t * self.psi) as u64);
             dot_naive(&self.w, self.psi, phi)
         } else {
             self.lookups.set(self.lookups.get() + self.t as u64);
             dot(&self.w, self.psi, phi)
-        }
+        })
     }
 
-    fn learn(&mut self, phi: &[u32], c: f64, naive: bool) -> f64 {
-        check_label(c);
-        let g = self.score(phi, naive);
+    fn learn(&mut self, phi: &[u32], c: f64, naive: bool) -> Result<f64, IsolationError> {
+        check_label(c)?;
+        let g = self.score(phi, naive)?;
         if c * g < 1.0 {
             let step = self.eta * c;
             for (i, &cell) in phi.iter().enumerate() {
@@ -140,20 +153,21 @@ impl IkOgd {
             }
             self.n_updates += 1;
         }
-        g
+        Ok(g)
     }
 }
 
 impl OnlineLearner for IkOgd {
     /// φ(x) ∈ [0, ψ)^t.
     type Row = [u32];
+    type Error = IsolationError;
 
     /// g = `Σ_i w[i·ψ + φ_i(x)]`.
-    fn predict_one(&self, phi: &[u32]) -> f64 {
+    fn predict_one(&self, phi: &[u32]) -> Result<f64, IsolationError> {
         self.score(phi, false)
     }
 
-    fn update(&mut self, phi: &[u32], c: f64) -> f64 {
+    fn update(&mut self, phi: &[u32], c: f64) -> Result<f64, IsolationError> {
         self.learn(phi, c, false)
     }
 }
@@ -189,12 +203,13 @@ impl IkOgdNaive {
 impl OnlineLearner for IkOgdNaive {
     /// φ(x) ∈ [0, ψ)^t.
     type Row = [u32];
+    type Error = IsolationError;
 
-    fn predict_one(&self, phi: &[u32]) -> f64 {
+    fn predict_one(&self, phi: &[u32]) -> Result<f64, IsolationError> {
         self.0.score(phi, true)
     }
 
-    fn update(&mut self, phi: &[u32], c: f64) -> f64 {
+    fn update(&mut self, phi: &[u32], c: f64) -> Result<f64, IsolationError> {
         self.0.learn(phi, c, true)
     }
 }
@@ -261,10 +276,11 @@ impl IkOgdDual {
 impl OnlineLearner for IkOgdDual {
     /// φ(x) ∈ [0, ψ)^t.
     type Row = [u32];
+    type Error = IsolationError;
 
     /// g = Σ_j α_j·#{i : φ_i(x_j) = φ_i(x)}.
-    fn predict_one(&self, phi: &[u32]) -> f64 {
-        check_phi(phi, self.t, self.psi);
+    fn predict_one(&self, phi: &[u32]) -> Result<f64, IsolationError> {
+        check_phi(phi, self.t, self.psi)?;
         self.kernel_evaluations
             .set(self.kernel_evaluations.get() + self.alpha.len() as u64);
         let mut g = 0.0;
@@ -272,163 +288,17 @@ impl OnlineLearner for IkOgdDual {
             let agreements = sv.iter().zip(phi).filter(|(u, v)| u == v).count();
             g += a * agreements as f64;
         }
-        g
+        Ok(g)
     }
 
-    fn update(&mut self, phi: &[u32], c: f64) -> f64 {
-        check_label(c);
-        let g = self.predict_one(phi);
+    fn update(&mut self, phi: &[u32], c: f64) -> Result<f64, IsolationError> {
+        check_label(c)?;
+        let g = self.predict_one(phi)?;
         if c * g < 1.0 {
             self.sv_phi.extend_from_slice(phi);
             self.alpha.push(self.eta * c);
         }
-        g
-    }
-}
-
-/// The kernel of the OGD baseline (spec §7.1, D1).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum OgdKernel {
-    /// exp(−γ‖x − y‖₁); the paper's L_ψ has γ = ln ψ / d ([`OgdKernel::laplacian_psi`]).
-    Laplacian { gamma: f64 },
-    /// exp(−γ‖x − y‖₂²), the kernel of the authors' code (D1 option).
-    Gaussian { gamma: f64 },
-}
-
-impl OgdKernel {
-    /// L_ψ(x, y) = exp(−(ln ψ / d)‖x − y‖₁) = ψ^{−‖x−y‖₁/d} ([KDD18] §2.2; spec §2, §7.1).
-    pub fn laplacian_psi(psi: usize, dim: usize) -> Result<Self, IsolationError> {
-        if psi < 2 {
-            return Err(IsolationError::InvalidParameter {
-                name: "psi",
-                value: psi.to_string(),
-                expected: "at least 2 (gamma = ln psi / d must be positive)",
-            });
-        }
-        if dim == 0 {
-            return Err(IsolationError::InvalidParameter {
-                name: "dimension",
-                value: "0".into(),
-                expected: "at least 1 column",
-            });
-        }
-        Ok(OgdKernel::Laplacian {
-            gamma: (psi as f64).ln() / dim as f64,
-        })
-    }
-
-    /// exp(−γ‖x − y‖₂²) with γ > 0 (D1 option).
-    pub fn gaussian(gamma: f64) -> Result<Self, IsolationError> {
-        let k = OgdKernel::Gaussian { gamma };
-        k.check()?;
-        Ok(k)
-    }
-
-    /// k(x_j, x) of a stored support vector and a (checked) row, by a sparse merge (the
-    /// learners evaluate the dense blocks of [`RowStore`] when d is small, with the same bits).
-    pub(crate) fn eval(&self, sv: &StoredRow, x: Row) -> f64 {
-        match *self {
-            OgdKernel::Laplacian { gamma } => (-gamma * sv.distance(x, f64::abs)).exp(),
-            OgdKernel::Gaussian { gamma } => (-gamma * sv.distance(x, |z| z * z)).exp(),
-        }
-    }
-
-    pub(crate) fn check(&self) -> Result<(), IsolationError> {
-        let gamma = match *self {
-            OgdKernel::Laplacian { gamma } | OgdKernel::Gaussian { gamma } => gamma,
-        };
-        if !(gamma.is_finite() && gamma > 0.0) {
-            return Err(IsolationError::InvalidParameter {
-                name: "gamma",
-                value: gamma.to_string(),
-                expected: "a finite kernel width > 0",
-            });
-        }
-        Ok(())
-    }
-}
-
-/// A support vector in sparse form (the non-zeros of x_j, strictly increasing columns).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct StoredRow {
-    indices: Vec<u32>,
-    values: Vec<f64>,
-}
-
-impl StoredRow {
-    pub(crate) fn from_row(x: Row) -> Self {
-        let (mut indices, mut values) = (Vec::new(), Vec::new());
-        match x {
-            Row::Dense(x) => {
-                for (a, &v) in x.iter().enumerate() {
-                    if v != 0.0 {
-                        indices.push(a as u32);
-                        values.push(v);
-                    }
-                }
-            }
-            Row::Sparse(x) => {
-                for (&a, &v) in x.indices().iter().zip(x.values()) {
-                    if v != 0.0 {
-                        indices.push(a);
-                        values.push(v);
-                    }
-                }
-            }
-        }
-        Self { indices, values }
-    }
-
-    /// Σ_a h(x_a − y_a) over the columns where x or y is non-zero, in column order, so dense
-    /// and sparse forms of a row give the same bits (h(0) = 0 adds nothing).
-    fn distance(&self, y: Row, h: impl Fn(f64) -> f64) -> f64 {
-        let mut s = 0.0;
-        match y {
-            Row::Dense(y) => {
-                let mut k = 0;
-                for (a, &ya) in y.iter().enumerate() {
-                    let xa = if self.indices.get(k) == Some(&(a as u32)) {
-                        k += 1;
-                        self.values[k - 1]
-                    } else {
-                        0.0
-                    };
-                    if xa != 0.0 || ya != 0.0 {
-                        s += h(xa - ya);
-                    }
-                }
-            }
-            Row::Sparse(y) => {
-                let (yi, yv) = (y.indices(), y.values());
-                let (mut p, mut q) = (0, 0);
-                while p < self.indices.len() || q < yi.len() {
-                    let (xa, ya);
-                    match (self.indices.get(p), yi.get(q)) {
-                        (Some(&a), Some(&b)) if a == b => {
-                            (xa, ya) = (self.values[p], yv[q]);
-                            p += 1;
-                            q += 1;
-                        }
-                        (Some(&a), Some(&b)) if a < b => {
-                            (xa, ya) = (self.values[p], 0.0);
-                            p += 1;
-                        }
-                        (Some(_), None) => {
-                            (xa, ya) = (self.values[p], 0.0);
-                            p += 1;
-                        }
-                        _ => {
-                            (xa, ya) = (0.0, yv[q]);
-                            q += 1;
-                        }
-                    }
-                    if xa != 0.0 || ya != 0.0 {
-                        s += h(xa - ya);
-                    }
-                }
-            }
-        }
-        s
+        Ok(g)
     }
 }
 
@@ -454,11 +324,11 @@ impl KernelOgd {
         kernel.check()?;
         check_eta(eta)?;
         if dim == 0 {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "dimension",
                 value: "0".into(),
                 expected: "at least 1 column",
-            });
+            }));
         }
         Ok(Self {
             kernel,
@@ -498,12 +368,9 @@ impl KernelOgd {
     }
 
     /// Learns (x, c) and returns f(x) before the update; as [`OnlineLearner::update`] for
-    /// dense or sparse rows.
-    ///
-    /// # Panics
-    /// If c ∉ {−1, +1}.
+    /// dense or sparse rows (an error if c ∉ {−1, +1}).
     pub fn update_row(&mut self, x: Row, c: f64) -> Result<f64, IsolationError> {
-        check_label(c);
+        check_label(c)?;
         x.check(self.dim)?;
         let f = self.score(x);
         if c * f < 1.0 {
@@ -527,19 +394,16 @@ impl KernelOgd {
 impl OnlineLearner for KernelOgd {
     /// A dense row of d values (sparse rows: [`KernelOgd::update_row`]).
     type Row = [f64];
+    type Error = IsolationError;
 
-    /// # Panics
-    /// If the row has the wrong length or a non-finite value.
-    fn predict_one(&self, x: &[f64]) -> f64 {
+    /// [`KernelOgd::predict_row`] of a dense row.
+    fn predict_one(&self, x: &[f64]) -> Result<f64, IsolationError> {
         self.predict_row(Row::Dense(x.into()))
-            .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// # Panics
-    /// If the row has the wrong length or a non-finite value, or c ∉ {−1, +1}.
-    fn update(&mut self, x: &[f64], c: f64) -> f64 {
+    /// [`KernelOgd::update_row`] of a dense row.
+    fn update(&mut self, x: &[f64], c: f64) -> Result<f64, IsolationError> {
         self.update_row(Row::Dense(x.into()), c)
-            .unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
@@ -595,8 +459,8 @@ pub(crate) mod tests {
                 big_phi[i * psi + cell as usize] = 1.0;
             }
             let g: f64 = w.iter().zip(&big_phi).map(|(a, b)| a * b).sum();
-            assert_eq!(learner.predict_one(row), g);
-            assert_eq!(learner.update(row, c), g);
+            assert_eq!(learner.predict_one(row).unwrap(), g);
+            assert_eq!(learner.update(row, c).unwrap(), g);
             if c * g < 1.0 {
                 violations += 1;
                 for (wj, b) in w.iter_mut().zip(&big_phi) {
@@ -611,7 +475,7 @@ pub(crate) mod tests {
         let correct = phi
             .chunks(t)
             .zip(&y)
-            .filter(|(r, &c)| label(learner.predict_one(r)) == c)
+            .filter(|(r, &c)| label(learner.predict_one(r).unwrap()) == c)
             .count();
         assert!(correct as f64 > 0.8 * y.len() as f64, "{correct}");
     }
@@ -625,13 +489,13 @@ pub(crate) mod tests {
             let mut naive = IkOgdNaive::new(t, psi, eta).unwrap();
             let mut dual = IkOgdDual::new(t, psi, eta).unwrap();
             let stream = || phi.chunks(t).zip(y.iter().copied());
-            let a = primal.run_stream(stream());
-            let b = naive.run_stream(stream());
+            let a = primal.run_stream(stream()).unwrap();
+            let b = naive.run_stream(stream()).unwrap();
             let mut expected_evaluations = 0;
             let mut c_dual = Vec::new();
             for (row, c) in stream() {
                 expected_evaluations += dual.support_vectors() as u64;
-                c_dual.push(dual.update(row, c));
+                c_dual.push(dual.update(row, c).unwrap());
             }
             let bits = |v: &[f64]| v.iter().map(|g| g.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&a), bits(&b));
@@ -673,7 +537,10 @@ pub(crate) mod tests {
         let mut diverged = false;
         for (i, &c) in y.iter().enumerate() {
             let phi = k.index(Row::Dense(x.row(i))).unwrap();
-            let (gp, gd) = (primal.update(&phi, c), dual.update(&phi, c));
+            let (gp, gd) = (
+                primal.update(&phi, c).unwrap(),
+                dual.update(&phi, c).unwrap(),
+            );
             if !diverged {
                 approx::assert_abs_diff_eq!(gp, gd, epsilon = 1e-9);
                 if (c * gp < 1.0) != (c * gd < 1.0) {
@@ -749,7 +616,7 @@ pub(crate) mod tests {
                     .map(|&(j, a)| a * brute(x.row(j).as_slice().unwrap(), &xi))
                     .sum();
                 expected_evaluations += svs.len() as u64;
-                let f = dense.update(&xi, y[i]);
+                let f = dense.update(&xi, y[i]).unwrap();
                 approx::assert_relative_eq!(f, f_brute, epsilon = 1e-12, max_relative = 1e-12);
                 let row = SparseRow::new(
                     &indices[indptr[i]..indptr[i + 1]],
@@ -769,7 +636,7 @@ pub(crate) mod tests {
             assert_eq!(dense.kernel_evaluations(), expected_evaluations);
             // predict_one does |S| more evaluations and changes nothing else.
             let before = dense.kernel_evaluations();
-            let f = dense.predict_one(x.row(0).as_slice().unwrap());
+            let f = dense.predict_one(x.row(0).as_slice().unwrap()).unwrap();
             assert_eq!(dense.kernel_evaluations(), before + svs.len() as u64);
             let f_brute: f64 = svs
                 .iter()
@@ -872,18 +739,24 @@ pub(crate) mod tests {
     fn laplacian_psi_is_psi_to_the_minus_mean_l1_distance() {
         let k = OgdKernel::laplacian_psi(64, 3).unwrap();
         let mut ogd = KernelOgd::new(k, 3, 1.0).unwrap();
-        ogd.update(&[0.0, 0.5, -1.0], 1.0);
+        ogd.update(&[0.0, 0.5, -1.0], 1.0).unwrap();
         // α = 1, so f(y) = L_ψ(x, y) = 64^{−‖x−y‖₁/3} with ‖x−y‖₁ = 0.3 + 0.5 + 0.7 = 1.5.
-        let f = ogd.predict_one(&[0.3, 0.0, -0.3]);
+        let f = ogd.predict_one(&[0.3, 0.0, -0.3]).unwrap();
         approx::assert_relative_eq!(f, 64f64.powf(-0.5), max_relative = 1e-12);
         approx::assert_relative_eq!(f, 0.125, max_relative = 1e-12);
-        assert_eq!(ogd.predict_one(&[0.0, 0.5, -1.0]), 1.0);
+        assert_eq!(ogd.predict_one(&[0.0, 0.5, -1.0]).unwrap(), 1.0);
     }
 
     #[test]
     fn parameter_errors_are_typed() {
         let eta = |r: Result<(), IsolationError>| {
-            matches!(r, Err(IsolationError::InvalidParameter { name: "eta", .. }))
+            matches!(
+                r,
+                Err(IsolationError::Core(CoreError::InvalidParameter {
+                    name: "eta",
+                    ..
+                }))
+            )
         };
         for bad in [0.0, -0.5, f64::NAN, f64::INFINITY] {
             assert!(eta(IkOgd::new(4, 8, bad).map(|_| ())));
@@ -898,69 +771,96 @@ pub(crate) mod tests {
         }
         assert!(matches!(
             IkOgd::new(4, 1, 0.5),
-            Err(IsolationError::InvalidParameter { name: "psi", .. })
+            Err(IsolationError::Core(CoreError::InvalidParameter {
+                name: "psi",
+                ..
+            }))
         ));
         assert!(matches!(
             IkOgdDual::new(0, 8, 0.5),
-            Err(IsolationError::InvalidParameter { name: "t", .. })
+            Err(IsolationError::Core(CoreError::InvalidParameter {
+                name: "t",
+                ..
+            }))
         ));
         assert!(matches!(
             IkOgdNaive::new(1 << 20, 1 << 20, 0.5),
-            Err(IsolationError::InvalidParameter {
+            Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "t * psi",
                 ..
-            })
+            }))
         ));
         assert!(matches!(
             OgdKernel::laplacian_psi(1, 5),
-            Err(IsolationError::InvalidParameter { name: "psi", .. })
+            Err(IsolationError::Core(CoreError::InvalidParameter {
+                name: "psi",
+                ..
+            }))
         ));
         assert!(matches!(
             OgdKernel::laplacian_psi(4, 0),
-            Err(IsolationError::InvalidParameter {
+            Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "dimension",
                 ..
-            })
+            }))
         ));
         for bad in [0.0, -1.0, f64::NAN] {
             assert!(matches!(
                 OgdKernel::gaussian(bad),
-                Err(IsolationError::InvalidParameter { name: "gamma", .. })
+                Err(IsolationError::Core(CoreError::InvalidParameter {
+                    name: "gamma",
+                    ..
+                }))
             ));
             assert!(matches!(
                 KernelOgd::new(OgdKernel::Laplacian { gamma: bad }, 2, 0.5),
-                Err(IsolationError::InvalidParameter { name: "gamma", .. })
+                Err(IsolationError::Core(CoreError::InvalidParameter {
+                    name: "gamma",
+                    ..
+                }))
             ));
         }
         assert!(matches!(
             KernelOgd::new(OgdKernel::Gaussian { gamma: 1.0 }, 0, 0.5),
-            Err(IsolationError::InvalidParameter {
+            Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "dimension",
                 ..
-            })
+            }))
         ));
         let mut ogd = KernelOgd::new(OgdKernel::Gaussian { gamma: 1.0 }, 2, 0.5).unwrap();
-        assert_eq!(
+        assert!(matches!(
             ogd.update_row(Row::Dense(ndarray::array![1.0, 2.0, 3.0].view()), 1.0),
-            Err(IsolationError::DimensionMismatch {
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
                 expected: 2,
-                got: 3
-            })
-        );
+                got: 3,
+                ..
+            }))
+        ));
         assert_eq!(ogd.support_vectors(), 0);
     }
 
     #[test]
-    #[should_panic(expected = "not in {-1, +1}")]
-    fn labels_outside_plus_minus_one_panic() {
+    fn invalid_samples_are_errors_that_change_nothing() {
         let mut l = IkOgd::new(2, 4, 0.5).unwrap();
-        l.update(&[0, 1], 0.0);
-    }
-
-    #[test]
-    #[should_panic(expected = "length t")]
-    fn index_vectors_of_the_wrong_length_panic() {
-        let l = IkOgdDual::new(3, 4, 0.5).unwrap();
-        l.predict_one(&[0, 1]);
+        let e = l.update(&[0, 1], 0.0).unwrap_err();
+        assert!(e.to_string().contains("label 0"), "{e}");
+        assert!(matches!(
+            l.update(&[0, 4], 1.0),
+            Err(IsolationError::Core(CoreError::InvalidInput { .. }))
+        ));
+        assert_eq!((l.support_vectors(), l.lookups()), (0, 0));
+        let d = IkOgdDual::new(3, 4, 0.5).unwrap();
+        assert!(matches!(
+            d.predict_one(&[0, 1]),
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
+                expected: 3,
+                got: 2,
+                ..
+            }))
+        ));
+        let mut ogd = KernelOgd::new(OgdKernel::Gaussian { gamma: 1.0 }, 2, 0.5).unwrap();
+        assert!(ogd.update(&[0.0, f64::NAN], 1.0).is_err());
+        assert!(ogd.update(&[0.0, 1.0], 2.0).is_err());
+        assert_eq!(ogd.support_vectors(), 0);
     }
 }

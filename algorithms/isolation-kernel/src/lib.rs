@@ -21,11 +21,13 @@ pub mod learners;
 pub mod nogd;
 
 mod error;
+mod ogd_kernel;
 mod store;
 pub use error::IsolationError;
 pub use input::{CsrRows, Row, Rows, SparseRow};
 pub use kernel::{
-    dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings, Subsampling,
+    check_psi, dot, dot_naive, paper_height_limit, IsolationKernel, Partitioner, Partitionings,
+    Subsampling,
 };
 pub use learners::{label, IkOgd, IkOgdDual, IkOgdNaive, KernelOgd, OgdKernel, PAPER_ETA};
 pub use nogd::{Nogd, NogdParams};

@@ -22,9 +22,12 @@ use std::cell::Cell;
 
 use kernel_core::OnlineLearner;
 
+use kernel_core::CoreError;
+
 use crate::error::IsolationError;
 use crate::input::Row;
-use crate::learners::{check_eta, check_label, OgdKernel, PAPER_ETA};
+use crate::learners::{check_eta, check_label, PAPER_ETA};
+use crate::ogd_kernel::OgdKernel;
 use crate::store::RowStore;
 
 /// Eigenvalues below `EIGEN_GUARD · λ_max` are dropped at the switch (spec §7.2).
@@ -93,25 +96,25 @@ impl Nogd {
         params.kernel.check()?;
         check_eta(params.eta)?;
         if params.dim == 0 {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "dimension",
                 value: "0".into(),
                 expected: "at least 1 column",
-            });
+            }));
         }
         if params.budget == 0 {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "budget",
                 value: "0".into(),
                 expected: "at least 1 landmark (the paper uses b = 100)",
-            });
+            }));
         }
         if params.rank == 0 || params.rank > params.budget {
-            return Err(IsolationError::InvalidParameter {
+            return Err(IsolationError::Core(CoreError::InvalidParameter {
                 name: "rank",
                 value: params.rank.to_string(),
                 expected: "between 1 and the budget b (the paper uses r = 0.2 b)",
-            });
+            }));
         }
         let b = params.budget;
         Ok(Self {
@@ -245,12 +248,10 @@ impl Nogd {
         })
     }
 
-    /// Learns (x, c) and returns the running model's f(x) before the update.
-    ///
-    /// # Panics
-    /// If c ∉ {−1, +1}.
+    /// Learns (x, c) and returns the running model's f(x) before the update (an error if
+    /// c ∉ {−1, +1}, or if the eigensolver fails at the switch).
     pub fn update_row(&mut self, x: Row, c: f64) -> Result<f64, IsolationError> {
-        check_label(c);
+        check_label(c)?;
         x.check(self.params.dim)?;
         let (f, k, z) = self.score(x);
         if c * f >= 1.0 {
@@ -269,7 +270,7 @@ impl Nogd {
                 self.alpha.push(self.params.eta * c);
             }
             None => {
-                let n = self.switch();
+                let n = self.switch()?;
                 let z = Self::features(&n, &k);
                 self.nystrom = Some(n);
                 self.step(&z, c);
@@ -290,9 +291,9 @@ impl Nogd {
     }
 
     /// Eigendecomposition of K_b and the Nyström map (D7, D8).
-    fn switch(&self) -> Nystrom {
+    fn switch(&self) -> Result<Nystrom, IsolationError> {
         let b = self.params.budget;
-        let (values, vectors) = symmetric_eigen(&self.gram, b);
+        let (values, vectors) = symmetric_eigen(&self.gram, b)?;
         let max = values.first().copied().unwrap_or(0.0);
         let kept: Vec<usize> = (0..self.params.rank.min(b))
             .filter(|&k| values[k] > EIGEN_GUARD * max && max > 0.0)
@@ -312,34 +313,29 @@ impl Nogd {
                     * s;
             }
         }
-        Nystrom {
+        Ok(Nystrom {
             m,
             rank,
             w,
             w_sum: vec![0.0; rank],
             n_updates: 0,
-        }
+        })
     }
 }
 
 impl OnlineLearner for Nogd {
     /// A dense row of d values (sparse rows: [`Nogd::update_row`]).
     type Row = [f64];
+    type Error = IsolationError;
 
     /// The running model's f(x) (test mode: [`Nogd::predict_averaged_row`]).
-    ///
-    /// # Panics
-    /// If the row has the wrong length or a non-finite value.
-    fn predict_one(&self, x: &[f64]) -> f64 {
+    fn predict_one(&self, x: &[f64]) -> Result<f64, IsolationError> {
         self.predict_row(Row::Dense(x.into()))
-            .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// # Panics
-    /// If the row has the wrong length or a non-finite value, or c ∉ {−1, +1}.
-    fn update(&mut self, x: &[f64], c: f64) -> f64 {
+    /// [`Nogd::update_row`] of a dense row.
+    fn update(&mut self, x: &[f64], c: f64) -> Result<f64, IsolationError> {
         self.update_row(Row::Dense(x.into()), c)
-            .unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
@@ -348,20 +344,25 @@ impl OnlineLearner for Nogd {
 /// and the eigenvectors as the columns of a row-major n × n matrix (`vectors[i·n + k]` =
 /// component i of vector k). Deterministic for a given LAPACK and thread count (`repro` runs
 /// OpenBLAS on one thread); O(n³), a fraction of a second for b = 1000.
-///
-/// # Panics
-/// If `a` is not n × n, or LAPACK fails to converge (it does not on a finite symmetric matrix).
-pub fn symmetric_eigen(a: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
+/// An error if `a` is not n × n, or LAPACK fails to converge (it does not on a finite
+/// symmetric matrix).
+pub fn symmetric_eigen(a: &[f64], n: usize) -> Result<(Vec<f64>, Vec<f64>), CoreError> {
     use ndarray_linalg::{Eigh, UPLO};
-    assert_eq!(a.len(), n * n, "matrix must be n x n");
+    if a.len() != n * n {
+        return Err(CoreError::shape(
+            "entries of the n x n matrix",
+            n * n,
+            a.len(),
+        ));
+    }
     if n == 0 {
-        return (Vec::new(), Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let m = ndarray::Array2::from_shape_vec((n, n), a.to_vec()).expect("n x n");
     // Row-major lower triangle = column-major upper triangle: ask for the side that is stored.
     let (ascending, v) = m
         .eigh(UPLO::Lower)
-        .expect("dsyevd converges on a symmetric matrix");
+        .map_err(|e| CoreError::solve("symmetric eigendecomposition (dsyevd)", e))?;
     let mut order: Vec<usize> = (0..n).rev().collect();
     order.sort_by(|&i, &j| ascending[j].total_cmp(&ascending[i]));
     let values = order.iter().map(|&k| ascending[k]).collect();
@@ -371,7 +372,7 @@ pub fn symmetric_eigen(a: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
             vectors[i * n + new] = v[[i, old]];
         }
     }
-    (values, vectors)
+    Ok((values, vectors))
 }
 
 #[cfg(test)]
@@ -405,7 +406,7 @@ mod tests {
         let n = 7;
         let g = Array2::from_shape_fn((n, n), |_| rng.random_range(-1.0..1.0));
         let a = g.dot(&g.t()) - Array2::<f64>::eye(n);
-        let (values, vectors) = symmetric_eigen(a.as_slice().unwrap(), n);
+        let (values, vectors) = symmetric_eigen(a.as_slice().unwrap(), n).unwrap();
         let v = Array2::from_shape_vec((n, n), vectors).unwrap();
         assert!(values.windows(2).all(|w| w[0] >= w[1]));
         for ((i, j), &g) in v.t().dot(&v).indexed_iter() {
@@ -419,7 +420,7 @@ mod tests {
         }
         approx::assert_relative_eq!(values.iter().sum::<f64>(), a.diag().sum(), epsilon = 1e-10);
         // 2 × 2 closed form: [[1, k], [k, 1]] has 1 + k and 1 − k.
-        let (values, _) = symmetric_eigen(&[1.0, 0.3, 0.3, 1.0], 2);
+        let (values, _) = symmetric_eigen(&[1.0, 0.3, 0.3, 1.0], 2).unwrap();
         approx::assert_abs_diff_eq!(values[0], 1.3, epsilon = 1e-15);
         approx::assert_abs_diff_eq!(values[1], 0.7, epsilon = 1e-15);
     }
@@ -438,7 +439,10 @@ mod tests {
         .unwrap();
         for (r, &c) in x.rows().into_iter().zip(&y) {
             let r = r.as_slice().unwrap();
-            assert_eq!(ogd.update(r, c).to_bits(), nogd.update(r, c).to_bits());
+            assert_eq!(
+                ogd.update(r, c).unwrap().to_bits(),
+                nogd.update(r, c).unwrap().to_bits()
+            );
         }
         assert!(!nogd.is_switched());
         assert_eq!(nogd.support_vectors(), ogd.support_vectors());
@@ -486,7 +490,7 @@ mod tests {
                         w * z(&k, kappa)
                     }
                 };
-                let got = nogd.update(rows[i], c);
+                let got = nogd.update(rows[i], c).unwrap();
                 approx::assert_abs_diff_eq!(got, f, epsilon = 1e-12);
                 if c * f < 1.0 {
                     if landmarks.len() < 2 {
@@ -529,14 +533,14 @@ mod tests {
                 let avg = nogd.predict_averaged_row(Row::Dense(x.row(i))).unwrap();
                 approx::assert_abs_diff_eq!(avg, w_sum / n_upd as f64 * z, epsilon = 1e-12);
                 approx::assert_abs_diff_eq!(
-                    nogd.predict_one(rows[i]),
+                    nogd.predict_one(rows[i]).unwrap(),
                     w.unwrap() * z,
                     epsilon = 1e-12
                 );
             }
             nogd.overwrite_running_with_average();
             approx::assert_abs_diff_eq!(
-                nogd.predict_one(rows[0]),
+                nogd.predict_one(rows[0]).unwrap(),
                 nogd.predict_averaged_row(Row::Dense(x.row(0))).unwrap(),
                 epsilon = 1e-12
             );
@@ -563,12 +567,12 @@ mod tests {
             .collect();
         let mut i = 0;
         while !nogd.is_switched() {
-            nogd.update(rows[i], y[i]);
+            nogd.update(rows[i], y[i]).unwrap();
             i += 1;
         }
         let before = nogd.kernel_evaluations();
         for j in i..rows.len() {
-            nogd.update(rows[j], y[j]);
+            nogd.update(rows[j], y[j]).unwrap();
         }
         assert_eq!(
             nogd.kernel_evaluations() - before,
@@ -601,13 +605,13 @@ mod tests {
         .unwrap();
         // x = 0 with c = +1 violates twice (f = 0, then 0.5): two identical landmarks.
         for (x, c) in [(0.0, 1.0), (0.0, 1.0), (1.0, -1.0), (2.0, -1.0), (0.5, 1.0)] {
-            let f = nogd.update(&[x], c);
+            let f = nogd.update(&[x], c).unwrap();
             assert!(f.is_finite());
         }
         assert!(nogd.is_switched());
         assert_eq!(nogd.effective_rank(), Some(2));
         assert!(nogd.projection().unwrap().iter().all(|v| v.is_finite()));
-        assert!(nogd.predict_one(&[0.3]).is_finite());
+        assert!(nogd.predict_one(&[0.3]).unwrap().is_finite());
     }
 
     /// NOGD over the dense landmark blocks gives the bits of the per-landmark sparse merge (the
@@ -683,7 +687,7 @@ mod tests {
         let kernel = OgdKernel::Laplacian { gamma: 1.0 };
         let p = NogdParams::paper(kernel, 5);
         let name = |p: NogdParams| match Nogd::new(p) {
-            Err(IsolationError::InvalidParameter { name, .. }) => name,
+            Err(IsolationError::Core(CoreError::InvalidParameter { name, .. })) => name,
             other => panic!("{other:?}"),
         };
         assert_eq!(name(NogdParams { budget: 0, ..p }), "budget");

@@ -18,7 +18,7 @@
 //! computed per row as before.
 
 use crate::input::Row;
-use crate::learners::{OgdKernel, StoredRow};
+use crate::ogd_kernel::{OgdKernel, StoredRow};
 
 /// Largest dimension d for which the stored rows are kept dense (8 rows × d values = 256 KiB per
 /// block at the limit).

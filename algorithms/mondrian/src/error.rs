@@ -1,73 +1,14 @@
-use thiserror::Error;
+//! The crate's errors are [`CoreError`]'s: a negative or non-finite lifetime and no trees are
+//! [`CoreError::InvalidParameter`] (`lifetime`, `n_mondrians`), a bad box `box`, new points of
+//! another dimension [`CoreError::ShapeMismatch`], and empty or non-finite data
+//! [`CoreError::EmptyInput`] / [`CoreError::NonFiniteInput`].
 
-/// Invalid parameters or inputs of the Mondrian samplers.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum MondrianError {
-    /// The lifetime λ must be finite and non-negative.
-    #[error("lifetime must be a finite number >= 0, got {0}")]
-    InvalidLifetime(f64),
-    /// At least one tree is needed.
-    #[error("the number of Mondrian trees (M) must be at least 1")]
-    NoTrees,
-    /// A box needs `lower <= upper` in every dimension, and at least one dimension.
-    #[error("invalid box: {0}")]
-    InvalidBox(String),
-    /// The data contain NaN or infinite values.
-    #[error("input row {row}, column {column} is not finite ({value})")]
-    NonFiniteInput {
-        row: usize,
-        column: usize,
-        value: f64,
-    },
-    /// New points whose number of coordinates differs from that of the sampling data.
-    #[error("input has {got} columns but the trees were sampled on {expected}-dimensional points")]
-    DimensionMismatch { expected: usize, got: usize },
-    /// No points, or points without dimensions.
-    #[error("input has {rows} rows and {columns} columns; need at least one of each")]
-    EmptyInput { rows: usize, columns: usize },
-}
+use kernel_core::{CoreError, Lifetime};
 
-impl From<MondrianError> for kernel_core::CoreError {
-    /// For callers behind kernel-core's model traits ([`kernel_core::FeatureMap`]).
-    fn from(e: MondrianError) -> Self {
-        use kernel_core::CoreError;
-        match e {
-            MondrianError::InvalidLifetime(value) => CoreError::InvalidParameter {
-                name: "lifetime",
-                value: value.to_string(),
-                expected: "a finite number >= 0",
-            },
-            MondrianError::NoTrees => CoreError::InvalidParameter {
-                name: "n_mondrians",
-                value: "0".into(),
-                expected: "at least 1",
-            },
-            MondrianError::InvalidBox(value) => CoreError::InvalidParameter {
-                name: "box",
-                value,
-                expected: "finite lower <= upper in each of at least one dimension",
-            },
-            MondrianError::NonFiniteInput { row, column, value } => {
-                CoreError::NonFiniteInput { row, column, value }
-            }
-            MondrianError::DimensionMismatch { expected, got } => CoreError::ShapeMismatch {
-                what: "input columns vs the dimension the trees were sampled on",
-                expected,
-                got,
-            },
-            MondrianError::EmptyInput { rows, columns } => CoreError::InvalidParameter {
-                name: "input shape",
-                value: format!("{rows} x {columns}"),
-                expected: "at least one row and one column",
-            },
-        }
-    }
-}
+/// The error of every fallible function of the crate.
+pub type MondrianError = CoreError;
 
+/// λ checked as a [`Lifetime`] (finite, ≥ 0).
 pub(crate) fn check_lifetime(lifetime: f64) -> Result<f64, MondrianError> {
-    if lifetime.is_finite() && lifetime >= 0.0 {
-        Ok(lifetime)
-    } else {
-        Err(MondrianError::InvalidLifetime(lifetime))
-    }
+    Lifetime::new(lifetime).map(Lifetime::get)
 }

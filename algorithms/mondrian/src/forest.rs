@@ -7,6 +7,7 @@
 //! still be featurised by routing them down the sampled splits ([`MondrianForest::features_of`],
 //! the [`FeatureMap`] implementation); the law of their cells is then no longer the Mondrian's.
 
+use kernel_core::error::{check_columns, check_finite};
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::{CoreError, FeatureMap, Features};
 use ndarray::ArrayView2;
@@ -37,7 +38,7 @@ impl MondrianForest {
         check_lifetime(lifetime)?;
         check_data(x)?;
         if n_mondrians == 0 {
-            return Err(MondrianError::NoTrees);
+            return Err(MondrianError::invalid("n_mondrians", 0, "at least 1 tree"));
         }
         let seeds: Vec<[u8; 32]> = (0..n_mondrians).map(|_| rng.random()).collect();
         // Checked once above; one row-major copy (if needed) for all trees.
@@ -88,16 +89,12 @@ impl MondrianForest {
     /// offset by the node counts of the trees before it. On the sampling points this is
     /// [`Self::features`].
     pub fn features_of(&self, x: ArrayView2<f64>) -> Result<OneHotFeatures, MondrianError> {
-        let dim = self.trees[0].dim();
-        if x.ncols() != dim {
-            return Err(MondrianError::DimensionMismatch {
-                expected: dim,
-                got: x.ncols(),
-            });
-        }
-        if let Some(((row, column), &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(MondrianError::NonFiniteInput { row, column, value });
-        }
+        check_columns(
+            "input columns vs the dimension the trees were sampled on",
+            x,
+            self.trees[0].dim(),
+        )?;
+        check_finite("input", x)?;
         let m = self.trees.len();
         let offsets = self.column_offsets();
         let mut columns = vec![0u32; x.nrows() * m];
@@ -217,9 +214,10 @@ mod tests {
         let (_, forest) = sample(4);
         assert!(matches!(
             forest.features_of(array![[0.0, 1.0]].view()),
-            Err(MondrianError::DimensionMismatch {
+            Err(CoreError::ShapeMismatch {
                 expected: 3,
-                got: 2
+                got: 2,
+                ..
             })
         ));
         assert!(forest
@@ -227,11 +225,5 @@ mod tests {
             .is_err());
         let none = forest.features_of(Array2::zeros((0, 3)).view()).unwrap();
         assert_eq!((none.n_rows(), none.n_blocks()), (0, 8));
-        let as_core: CoreError = MondrianError::DimensionMismatch {
-            expected: 3,
-            got: 2,
-        }
-        .into();
-        assert!(matches!(as_core, CoreError::ShapeMismatch { .. }));
     }
 }

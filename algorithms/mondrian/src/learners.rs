@@ -15,12 +15,14 @@
 //!   `T_m(x) = S_ℓ/(n_ℓ + δ)`, averaged over trees.
 
 use kernel_core::cg::{jacobi, preconditioned_conjugate_gradient, CgReport};
+use kernel_core::error::{at_least_one, positive};
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::solve_positive_definite;
 use kernel_core::sgd::{OneHotRows, Rows, ScaledWeights, Sgd};
 use ndarray::{Array1, ArrayView1};
 use rand::Rng;
 
+use crate::error::MondrianError;
 use crate::sweep::{SweepEvent, SweepState};
 
 /// Preconditioner of the ridge CG solves.
@@ -31,6 +33,11 @@ use crate::sweep::{SweepEvent, SweepState};
 /// ill-conditioned by near-collinearity across trees (δ tiny), which block Gauss-Seidel does not
 /// cure: it buys accuracy, not speed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Preconditioner {
     /// The diagonal (leaf counts + penalty): the spec's suggestion.
     #[default]
@@ -72,16 +79,32 @@ pub struct KernelFit {
 }
 
 impl KernelRidgeSweep {
-    /// `n_columns` global columns, ridge penalty δ, CG tolerance `‖r‖ <= rel_tol·‖Aᵀỹ‖`.
-    pub fn new(n_columns: usize, delta: f64, rel_tol: f64, max_iter: usize) -> Self {
-        Self {
+    /// `n_columns` global columns, ridge penalty δ > 0, CG tolerance `‖r‖ <= rel_tol·‖Aᵀỹ‖`
+    /// (`rel_tol` > 0), at most `max_iter` ≥ 1 CG iterations per solve.
+    pub fn new(
+        n_columns: usize,
+        delta: f64,
+        rel_tol: f64,
+        max_iter: usize,
+    ) -> Result<Self, MondrianError> {
+        Self::check_settings(delta, rel_tol, max_iter)?;
+        Ok(Self {
             weights: vec![0.0; n_columns],
             delta,
             rel_tol,
             max_iter,
             preconditioner: Preconditioner::default(),
             dense_below: DENSE_BELOW,
-        }
+        })
+    }
+
+    /// The domains of the settings of [`Self::new`], named as configs name them (`delta`,
+    /// `cg_tolerance`, `cg_max_iterations`).
+    pub fn check_settings(delta: f64, rel_tol: f64, max_iter: usize) -> Result<(), MondrianError> {
+        positive("delta", delta)?;
+        positive("cg_tolerance", rel_tol)?;
+        at_least_one("cg_max_iterations", max_iter)?;
+        Ok(())
     }
 
     /// The same learner solving systems of at most `columns` active columns by Cholesky

@@ -9,7 +9,12 @@
 //! * [`forest`]: M independent trees and the Mondrian kernel feature map
 //!   `φ(x) ∈ {0, 1/√M}^C` with exactly M non-zeros, whose inner products estimate the Laplace
 //!   kernel `exp(−λ‖x − x'‖₁)`;
-//! * [`sweep`]: the lifetime sweep, the features of every λ ≤ Λ from one sample to Λ.
+//! * [`sweep`]: the lifetime sweep, the features of every λ ≤ Λ from one sample to Λ;
+//! * [`learners`]: ridge and SGD on the sweep's features, the forest's closed form.
+//!
+//! The forest is a [`kernel_core::FeatureMap`]; errors are [`kernel_core::CoreError`]'s
+//! ([`MondrianError`]); the lifetime is checked as a [`kernel_core::Lifetime`] (finite, ≥ 0).
+//! The `serde` feature serialises [`Preconditioner`] for configs.
 
 pub mod forest;
 pub mod learners;
@@ -20,6 +25,7 @@ pub mod tree;
 mod error;
 pub use error::MondrianError;
 pub use forest::MondrianForest;
+pub use kernel_core::Lifetime;
 pub use learners::{
     forest_fit, ForestFit, KernelFit, KernelRidgeSweep, KernelSgdSweep, Preconditioner, SweepFit,
     SweepForest, SweepLearner, DENSE_BELOW,

@@ -34,17 +34,23 @@ impl AxisBox {
     /// A box with `lower_d <= upper_d` (finite) in each of at least one dimension.
     pub fn new(lower: Vec<f64>, upper: Vec<f64>) -> Result<Self, MondrianError> {
         if lower.is_empty() || lower.len() != upper.len() {
-            return Err(MondrianError::InvalidBox(format!(
-                "lower has {} dimensions, upper has {}",
-                lower.len(),
-                upper.len()
-            )));
+            return Err(MondrianError::invalid(
+                "box",
+                format!(
+                    "lower has {} dimensions, upper has {}",
+                    lower.len(),
+                    upper.len()
+                ),
+                "finite lower <= upper in each of at least one dimension",
+            ));
         }
         for (d, (l, u)) in lower.iter().zip(&upper).enumerate() {
             if !(l.is_finite() && u.is_finite() && l <= u) {
-                return Err(MondrianError::InvalidBox(format!(
-                    "dimension {d}: need finite lower <= upper, got [{l}, {u}]"
-                )));
+                return Err(MondrianError::invalid(
+                    "box",
+                    format!("dimension {d}: [{l}, {u}]"),
+                    "finite lower <= upper in each of at least one dimension",
+                ));
             }
         }
         Ok(Self { lower, upper })

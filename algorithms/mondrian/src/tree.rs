@@ -10,6 +10,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use kernel_core::error::{check_finite, check_non_empty};
 use ndarray::{ArrayView1, ArrayView2};
 use rand::Rng;
 
@@ -301,10 +302,11 @@ impl MondrianTree {
     pub fn leaves_at(&self, x: ArrayView2<f64>, lifetime: f64) -> Result<Vec<u32>, MondrianError> {
         check_lifetime(lifetime)?;
         if x.nrows() != self.leaf_of_point.len() {
-            return Err(MondrianError::EmptyInput {
-                rows: x.nrows(),
-                columns: x.ncols(),
-            });
+            return Err(MondrianError::shape(
+                "rows vs the points the tree was sampled on",
+                self.leaf_of_point.len(),
+                x.nrows(),
+            ));
         }
         let standard = x.as_standard_layout();
         let mut cells = Cells::new(standard.as_slice().expect("standard layout"), x.ncols());
@@ -352,22 +354,13 @@ fn leaves_from_cells(cells: &Cells, splits: &[Split]) -> Vec<u32> {
 }
 
 pub(crate) fn check_data(x: ArrayView2<f64>) -> Result<(), MondrianError> {
-    if x.nrows() == 0 || x.ncols() == 0 {
-        return Err(MondrianError::EmptyInput {
-            rows: x.nrows(),
-            columns: x.ncols(),
-        });
-    }
+    check_non_empty("input", x)?;
     if x.nrows() > u32::MAX as usize / 2 {
-        return Err(MondrianError::EmptyInput {
-            rows: x.nrows(),
-            columns: x.ncols(),
-        });
+        return Err(MondrianError::invalid_input(
+            "number of rows",
+            x.nrows(),
+            "at most 2^31 - 1 points (node ids are u32)",
+        ));
     }
-    for ((row, column), &value) in x.indexed_iter() {
-        if !value.is_finite() {
-            return Err(MondrianError::NonFiniteInput { row, column, value });
-        }
-    }
-    Ok(())
+    check_finite("input", x)
 }

@@ -285,15 +285,21 @@ fn forest_does_not_depend_on_the_thread_count() {
 fn bad_parameters_are_typed_errors() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let x = array![[0.0, 1.0], [1.0, 0.0]];
-    assert_eq!(
+    assert!(matches!(
         MondrianTree::sample(x.view(), -1.0, &mut rng).unwrap_err(),
-        MondrianError::InvalidLifetime(-1.0)
-    );
+        MondrianError::InvalidParameter {
+            name: "lifetime",
+            ..
+        }
+    ));
     assert!(MondrianTree::sample(x.view(), f64::INFINITY, &mut rng).is_err());
-    assert_eq!(
+    assert!(matches!(
         MondrianForest::sample(x.view(), 1.0, 0, &mut rng).unwrap_err(),
-        MondrianError::NoTrees
-    );
+        MondrianError::InvalidParameter {
+            name: "n_mondrians",
+            ..
+        }
+    ));
     let bad = array![[0.0, f64::NAN]];
     assert!(matches!(
         MondrianTree::sample(bad.view(), 1.0, &mut rng),
@@ -305,6 +311,14 @@ fn bad_parameters_are_typed_errors() {
     ));
     assert!(MondrianTree::sample(Array2::<f64>::zeros((0, 2)).view(), 1.0, &mut rng).is_err());
     assert!(AxisBox::new(vec![1.0], vec![0.0]).is_err());
+    for (delta, tol, max_iter, name) in [
+        (0.0, 1e-6, 10, "delta"),
+        (1.0, -1e-6, 10, "cg_tolerance"),
+        (1.0, 1e-6, 0, "cg_max_iterations"),
+    ] {
+        let e = mondrian::KernelRidgeSweep::new(4, delta, tol, max_iter).unwrap_err();
+        assert!(matches!(e, MondrianError::InvalidParameter { name: n, .. } if n == name));
+    }
     // Lifetime 0 is valid: no cuts, the kernel is constant 1.
     assert_eq!(
         MondrianTree::sample(x.view(), 0.0, &mut rng)
@@ -369,6 +383,7 @@ fn sweep_ridge_by_cg_equals_dense_cholesky_and_a_direct_fit() {
     ] {
         let mut state = mondrian::SweepState::new(&forest);
         let mut ridge = mondrian::KernelRidgeSweep::new(forest.n_columns(), delta, 1e-12, 10_000)
+            .unwrap()
             .with_preconditioner(preconditioner)
             .with_dense_below(dense_below);
         for lifetime in [1.0, 3.0, 6.0, 12.0] {

@@ -17,6 +17,7 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
 use crate::error::{check_count, check_input, FeatureError};
+use kernel_core::Lifetime;
 
 /// The bins of one repetition seen so far: for each, the fitted point that created it and its
 /// column, and a hash table of (hash, position). A candidate bin is compared by the creator's
@@ -141,19 +142,22 @@ impl RandomBinning {
     ) -> Result<Self, FeatureError> {
         check_count("dimension", dim)?;
         check_count("n_repetitions", n_repetitions)?;
-        if !(lifetime.is_finite() && lifetime > 0.0) {
-            return Err(FeatureError::InvalidParameter {
-                name: "lifetime",
-                value: lifetime.to_string(),
-                expected: "a finite number > 0",
-            });
+        // A Laplace-kernel lifetime, and > 0 besides: the widths are Gamma(2, 1/λ).
+        let lifetime = Lifetime::new(lifetime)?.get();
+        if lifetime == 0.0 {
+            return Err(FeatureError::invalid(
+                "lifetime",
+                lifetime,
+                "a lifetime > 0 for random binning (bin widths ~ Gamma(2, 1/lifetime))",
+            ));
         }
-        let gamma =
-            Gamma::new(2.0, 1.0 / lifetime).map_err(|e| FeatureError::InvalidParameter {
-                name: "lifetime",
-                value: format!("{lifetime} ({e})"),
-                expected: "a lifetime giving a valid Gamma(2, 1/λ)",
-            })?;
+        let gamma = Gamma::new(2.0, 1.0 / lifetime).map_err(|e| {
+            FeatureError::invalid(
+                "lifetime",
+                format!("{lifetime} ({e})"),
+                "a lifetime giving a valid Gamma(2, 1/lifetime)",
+            )
+        })?;
         let widths = Array2::from_shape_fn((n_repetitions, dim), |_| gamma.sample(rng));
         let shifts = widths.mapv(|w| rng.random::<f64>() * w);
         Ok(Self {
@@ -191,11 +195,11 @@ impl RandomBinning {
         let (n, dim, m_total) = (x.nrows(), x.ncols(), self.n_repetitions());
         let first = (self.fitted.len() / dim) as u32;
         if first as usize + n > u32::MAX as usize {
-            return Err(FeatureError::InvalidParameter {
-                name: "fitted points",
-                value: (first as usize + n).to_string(),
-                expected: "fewer than 2^32 points in all",
-            });
+            return Err(FeatureError::invalid_input(
+                "number of fitted points",
+                first as usize + n,
+                "fewer than 2^32 points in all",
+            ));
         }
         self.fitted.extend(x.iter());
         let mut out = vec![ABSENT; n * m_total];
@@ -235,7 +239,7 @@ impl RandomBinning {
         }
         self.columns = tables;
         self.n_columns = n_columns;
-        Ok(OneHotFeatures::new(n, m_total, self.n_columns, out)?)
+        OneHotFeatures::new(n, m_total, self.n_columns, out)
     }
 
     /// Features of `x` using only bins seen by [`Self::fit_transform`]: a point in an unseen bin has
@@ -255,7 +259,7 @@ impl RandomBinning {
                 }
             }
         }
-        Ok(OneHotFeatures::new(n, m_total, self.n_columns, out)?)
+        OneHotFeatures::new(n, m_total, self.n_columns, out)
     }
 }
 

@@ -1,76 +1,22 @@
-use thiserror::Error;
+//! The crate's errors are [`CoreError`]'s: counts of 0 and lifetimes outside their domain are
+//! [`CoreError::InvalidParameter`], new points of another dimension
+//! [`CoreError::ShapeMismatch`], NaN or infinite inputs [`CoreError::NonFiniteInput`].
 
-/// Invalid parameters or inputs of the random feature maps.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum FeatureError {
-    #[error("invalid parameter {name} = {value}: expected {expected}")]
-    InvalidParameter {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
-    #[error("input has {got} columns but the feature map was drawn for {expected} dimensions")]
-    DimensionMismatch { expected: usize, got: usize },
-    #[error("input row {row}, column {column} is not finite ({value})")]
-    NonFiniteInput {
-        row: usize,
-        column: usize,
-        value: f64,
-    },
-    #[error(transparent)]
-    Core(#[from] kernel_core::CoreError),
-}
+use kernel_core::error::{at_least_one, check_columns, check_finite};
+use kernel_core::CoreError;
 
-impl From<FeatureError> for kernel_core::CoreError {
-    /// For callers behind kernel-core's model traits ([`kernel_core::FeatureMap`]).
-    fn from(e: FeatureError) -> Self {
-        use kernel_core::CoreError;
-        match e {
-            FeatureError::InvalidParameter {
-                name,
-                value,
-                expected,
-            } => CoreError::InvalidParameter {
-                name,
-                value,
-                expected,
-            },
-            FeatureError::DimensionMismatch { expected, got } => CoreError::ShapeMismatch {
-                what: "input columns vs the dimension the feature map was drawn for",
-                expected,
-                got,
-            },
-            FeatureError::NonFiniteInput { row, column, value } => {
-                CoreError::NonFiniteInput { row, column, value }
-            }
-            FeatureError::Core(e) => e,
-        }
-    }
-}
+/// The error of every fallible function of the crate.
+pub type FeatureError = CoreError;
 
 pub(crate) fn check_count(name: &'static str, value: usize) -> Result<usize, FeatureError> {
-    if value == 0 {
-        Err(FeatureError::InvalidParameter {
-            name,
-            value: value.to_string(),
-            expected: "at least 1",
-        })
-    } else {
-        Ok(value)
-    }
+    at_least_one(name, value)
 }
 
 pub(crate) fn check_input(x: ndarray::ArrayView2<f64>, dim: usize) -> Result<(), FeatureError> {
-    if x.ncols() != dim {
-        return Err(FeatureError::DimensionMismatch {
-            expected: dim,
-            got: x.ncols(),
-        });
-    }
-    for ((row, column), &value) in x.indexed_iter() {
-        if !value.is_finite() {
-            return Err(FeatureError::NonFiniteInput { row, column, value });
-        }
-    }
-    Ok(())
+    check_columns(
+        "input columns vs the dimension the feature map was drawn for",
+        x,
+        dim,
+    )?;
+    check_finite("input", x)
 }

@@ -13,6 +13,7 @@ use rand::Rng;
 use rand_distr::{Cauchy, Distribution};
 
 use crate::error::{check_count, check_input, FeatureError};
+use kernel_core::Lifetime;
 
 /// Reusable memory of [`RandomFourierFeatures::transform_into`]: the projection `XΩ` and the
 /// features `z` (read them after the call).
@@ -50,13 +51,7 @@ impl RandomFourierFeatures {
     ) -> Result<Self, FeatureError> {
         check_count("dimension", dim)?;
         check_count("n_frequencies", n_frequencies)?;
-        if !(lifetime.is_finite() && lifetime >= 0.0) {
-            return Err(FeatureError::InvalidParameter {
-                name: "lifetime",
-                value: lifetime.to_string(),
-                expected: "a finite number >= 0",
-            });
-        }
+        let lifetime = Lifetime::new(lifetime)?.get();
         let cauchy = Cauchy::new(0.0, 1.0).expect("unit Cauchy is valid");
         let omega = Array2::from_shape_fn((dim, n_frequencies), |_| lifetime * cauchy.sample(rng));
         Ok(Self { omega })
@@ -121,7 +116,7 @@ impl RandomFourierFeatures {
                 to[2 * k + 1] = from[r + k];
             }
         }
-        Ok(DenseFeatures::uniform(z, 2)?)
+        DenseFeatures::uniform(z, 2)
     }
 
     /// `max_ij |K̂_R − K_ij|` for every prefix `R = 1..=n_frequencies` of this draw, where
@@ -132,7 +127,7 @@ impl RandomFourierFeatures {
         x: ArrayView2<f64>,
         exact: ArrayView2<f64>,
     ) -> Result<Vec<f64>, FeatureError> {
-        Ok(Features::Dense(self.dense_features(x)?).prefix_max_errors(exact)?)
+        Features::Dense(self.dense_features(x)?).prefix_max_errors(exact)
     }
 }
 

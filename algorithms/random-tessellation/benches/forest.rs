@@ -8,11 +8,12 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kernel_core::{Classifier, LabelledRows};
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use random_tessellation::{classify, ForestConfig, Prior, PriorKind};
+use random_tessellation::{Forest, ForestConfig, Prior, PriorKind};
 
 const D: usize = 10;
 
@@ -44,8 +45,13 @@ fn forest(c: &mut Criterion) {
         let (test, _) = data(200, 2);
         for kind in [PriorKind::Uniform, PriorKind::Mondrian] {
             let prior = Prior::new(kind, D, None).unwrap();
-            let run =
-                || classify(train.view(), &labels, 2, test.view(), &prior, &config, 3).unwrap();
+            let run = || {
+                Forest::new(prior.clone(), config.clone())
+                    .and_then(|f| {
+                        f.fit_predict(LabelledRows::new(train.view(), &labels, 2), test.view(), 3)
+                    })
+                    .unwrap()
+            };
             group.throughput(Throughput::Elements(run().stats.cuts));
             let name = match kind {
                 PriorKind::Uniform => "uRTP",

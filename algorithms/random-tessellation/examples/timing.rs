@@ -11,11 +11,12 @@
 
 use std::time::Instant;
 
+use kernel_core::{Classifier, LabelledRows};
 use ndarray::{s, Array2};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use random_tessellation::{classify, CutRate, ForestConfig, Prior, PriorKind};
+use random_tessellation::{CutRate, Forest, ForestConfig, Prior, PriorKind};
 
 fn synthetic(n: usize, d: usize, seed: u64) -> (Array2<f64>, Vec<u32>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -76,7 +77,9 @@ fn time(name: &str, x: &Array2<f64>, labels: &[u32], n_train: usize, trees: usiz
     for kind in [PriorKind::Uniform, PriorKind::Mondrian] {
         let prior = Prior::new(kind, x.ncols(), None).unwrap();
         let start = Instant::now();
-        let out = classify(train, &labels[..n_train], k, test, &prior, &config, 1).unwrap();
+        let out = Forest::new(prior.clone(), config.clone())
+            .and_then(|f| f.fit_predict(LabelledRows::new(train, &labels[..n_train], k), test, 1))
+            .unwrap();
         let secs = start.elapsed().as_secs_f64();
         let correct = out
             .predictions

@@ -57,14 +57,15 @@
 //!
 //! # Inputs
 //!
-//! [`fit_predict`] validates everything before either crate sees it and returns a
+//! [`Baseline`] is a [`Classifier`]: its `fit_predict` validates everything before either crate
+//! sees it and returns a
 //! [`RtfError`] for bad input (no rows, label count ≠ rows, a label ≥ `n_classes`, NaN or
 //! infinite values, train and test widths differing, invalid settings). Degenerate but valid
 //! problems still get an answer: with a **single class** in the training split, or with **no
 //! feature columns**, every method predicts the training mode, which is what each model
 //! reduces to there (no boundary to fit; with no features LR is intercept-only, whose argmax
 //! is the mode, and an RF tree is a single leaf). The solver calls are also wrapped in
-//! `catch_unwind`, so a panic inside either crate surfaces as [`RtfError::Solver`].
+//! `catch_unwind`, so a panic inside either crate surfaces as [`CoreError::Solve`] (in [`RtfError::Core`]).
 //!
 //! Determinism: for a given seed the predictions are the same on every run and for every
 //! number of threads (LR and SVM use no randomness; RF seeds each tree). smartcore draws from
@@ -84,6 +85,8 @@ use smartcore::ensemble::random_forest_classifier::{
 use smartcore::linalg::basic::arrays::Array;
 use smartcore::linalg::basic::matrix::DenseMatrix;
 use smartcore::linear::logistic_regression::{LogisticRegression, LogisticRegressionParameters};
+
+use kernel_core::{Classifier, CoreError, LabelledRows};
 
 use crate::error::{invalid, RtfError};
 use crate::input::{check_columns, check_finite, check_labelled, Columns};
@@ -143,10 +146,24 @@ impl Baseline {
     }
 }
 
-/// Fits `baseline` on `(train, labels)` (labels in `0..n_classes`) and predicts the rows of
-/// `test`. Deterministic for a given `seed` (only RF uses it). See the module docs for the
-/// settings, the degenerate cases (a single training class, no columns) and the errors.
-pub fn fit_predict(
+impl Classifier for Baseline {
+    type Output = Vec<u32>;
+    type Error = RtfError;
+
+    /// Fits the baseline on `train` (labels in `0..n_classes`) and predicts the rows of
+    /// `test`. Deterministic for a given `seed` (only RF uses it). See the module docs for the
+    /// settings, the degenerate cases (a single training class, no columns) and the errors.
+    fn fit_predict(
+        &self,
+        train: LabelledRows<'_>,
+        test: ArrayView2<f64>,
+        seed: u64,
+    ) -> Result<Vec<u32>, RtfError> {
+        fit_predict(self, train.x, train.labels, train.n_classes, test, seed)
+    }
+}
+
+fn fit_predict(
     baseline: &Baseline,
     train: ArrayView2<f64>,
     labels: &[u32],
@@ -386,23 +403,25 @@ fn dense(x: ArrayView2<f64>, rows: Option<&[usize]>) -> Result<DenseMatrix<f64>,
             rows.len(),
         ),
     };
-    DenseMatrix::new(n, x.ncols(), values, false).map_err(|e| RtfError::Solver {
-        method: "smartcore matrix",
-        message: e.to_string(),
+    DenseMatrix::new(n, x.ncols(), values, false).map_err(|e| {
+        RtfError::Core(CoreError::Solve {
+            what: "smartcore matrix",
+            message: e.to_string(),
+        })
     })
 }
 
-/// Runs a smartcore call, turning both its errors and its panics into [`RtfError::Solver`].
+/// Runs a smartcore call, turning both its errors and its panics into [`CoreError::Solve`].
 fn guarded<T>(
     method: &'static str,
     f: impl FnOnce() -> Result<T, smartcore::error::Failed>,
 ) -> Result<T, RtfError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(RtfError::Solver {
-            method,
+        Ok(Err(e)) => Err(RtfError::Core(CoreError::Solve {
+            what: method,
             message: e.to_string(),
-        }),
+        })),
         Err(panic) => Err(solver_panic(method, panic)),
     }
 }
@@ -413,10 +432,10 @@ fn solver_panic(method: &'static str, panic: Box<dyn std::any::Any + Send>) -> R
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default();
-    RtfError::Solver {
-        method,
+    RtfError::Core(CoreError::Solve {
+        what: method,
         message: format!("panicked: {message}"),
-    }
+    })
 }
 
 /// Stopping tolerance of the SMO (LIBSVM's and scikit-learn's default).
@@ -445,10 +464,10 @@ fn fit_logistic_checked(
         .chain(&intercepts)
         .any(|v| !v.is_finite())
     {
-        return Err(RtfError::Solver {
-            method: "logistic regression",
+        return Err(RtfError::Core(CoreError::Solve {
+            what: "logistic regression",
             message: "L-BFGS returned non-finite coefficients".into(),
-        });
+        }));
     }
     Ok(LogisticFit {
         classes: problem.classes.clone(),
@@ -467,9 +486,11 @@ fn svm_one_vs_one(
 ) -> Result<Vec<usize>, RtfError> {
     let k = problem.classes.len();
     let (n, d) = train.dim();
-    let to_solver = |e: ndarray_016::ShapeError| RtfError::Solver {
-        method: "SVM",
-        message: e.to_string(),
+    let to_solver = |e: ndarray_016::ShapeError| {
+        RtfError::Core(CoreError::Solve {
+            what: "SVM",
+            message: e.to_string(),
+        })
     };
     let test_016 =
         ndarray_016::Array2::from_shape_vec((test.nrows(), d), test.iter().copied().collect())
@@ -507,9 +528,11 @@ fn svm_one_vs_one(
                     .fit(&dataset)
             }))
             .map_err(|panic| solver_panic("SVM", panic))?
-            .map_err(|e| RtfError::Solver {
-                method: "SVM",
-                message: e.to_string(),
+            .map_err(|e| {
+                RtfError::Core(CoreError::Solve {
+                    what: "SVM",
+                    message: e.to_string(),
+                })
             })?;
             let decision: Vec<f64> = test_016
                 .outer_iter()
@@ -523,10 +546,10 @@ fn svm_one_vs_one(
     for (&(a, b), decision) in pairs.iter().zip(&decisions) {
         for (i, &f) in decision.iter().enumerate() {
             if !f.is_finite() {
-                return Err(RtfError::Solver {
-                    method: "SVM",
+                return Err(RtfError::Core(CoreError::Solve {
+                    what: "SVM",
                     message: "non-finite decision value".into(),
-                });
+                }));
             }
             votes[i * k + if f > 0.0 { b } else { a }] += 1;
         }
@@ -572,10 +595,10 @@ fn random_forest(
                     match usize::try_from(class).ok().filter(|&c| c < k) {
                         Some(c) => votes[i * k + c] += 1,
                         None => {
-                            return Err(RtfError::Solver {
-                                method: "random forest",
+                            return Err(RtfError::Core(CoreError::Solve {
+                                what: "random forest",
                                 message: format!("predicted an unknown class index {class}"),
-                            })
+                            }))
                         }
                     }
                 }

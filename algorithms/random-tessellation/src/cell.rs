@@ -18,10 +18,10 @@
 use std::sync::Arc;
 
 use crate::diameter::{diameter, enclosing_ball, Scratch};
-use crate::forest::CutRate;
 use crate::likelihood::CellLikelihood;
 use crate::points::Points;
 use crate::prior::{Hyperplane, Prior};
+use crate::settings::CutRate;
 
 /// One side of one cut: the cell lies on the `left` (⟨n, x⟩ <= offset) or right side of
 /// `hyperplane`, inside the cell described by `parent` (the root when `None`).

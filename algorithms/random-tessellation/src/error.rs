@@ -1,46 +1,23 @@
 //! The one error type of the crate: the RTP samplers, the SMC, the forests, the preprocessing
 //! and the baselines.
 
+use kernel_core::CoreError;
 use thiserror::Error;
 
 /// Invalid parameters or inputs of the random tessellation samplers, forests, preprocessing and
 /// baselines, or a failure inside a solver crate.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum RtfError {
-    /// A hyperparameter or setting outside its domain (see [`crate::ForestConfig::check`]).
-    #[error("invalid {name} = {value}: expected {expected}")]
-    InvalidParameter {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
+    /// A failure every method shares ([`CoreError`]): a hyperparameter or setting outside its
+    /// domain (see [`crate::ForestConfig::check`]), an empty input, two lengths that differ
+    /// (columns of the data vs the prior's dimension, labels vs rows, ...), non-finite values
+    /// (`what`: "training", "test", "points"), a solver crate (smartcore, linfa-svm, LAPACK)
+    /// that returned an error or panicked.
+    #[error(transparent)]
+    Core(#[from] CoreError),
     /// The prior weights ω cannot be normalised to a probability vector.
     #[error("invalid prior weights: {0}; give one finite weight >= 0 per dimension, not all 0")]
     InvalidWeights(String),
-    /// No rows, or no columns where columns are needed.
-    #[error("{what} has {rows} rows and {columns} columns; need {needed}")]
-    EmptyInput {
-        what: &'static str,
-        rows: usize,
-        columns: usize,
-        /// What is needed, e.g. "at least one row and one column".
-        needed: &'static str,
-    },
-    /// Two lengths (columns of the data vs the prior's dimension, labels vs rows, ...) differ.
-    #[error("{what}: expected {expected}, got {got}")]
-    ShapeMismatch {
-        what: &'static str,
-        expected: usize,
-        got: usize,
-    },
-    /// The data contain NaN or infinite values (`what`: "training", "test", "points").
-    #[error("{what} row {row}, column {column} is not finite ({value}); impute or drop it first")]
-    NonFiniteInput {
-        what: &'static str,
-        row: usize,
-        column: usize,
-        value: f64,
-    },
     /// A training label outside `0..n_classes`.
     #[error("label {label} of training row {row} is not below n_classes = {n_classes}")]
     LabelOutOfRange {
@@ -66,7 +43,7 @@ pub enum RtfError {
     #[error("the draw exceeds {limit} cells; lower the budget")]
     TooManyCells { limit: usize },
     /// A fit that needs two classes got fewer ([`crate::baselines::logistic_fit`];
-    /// [`crate::baselines::fit_predict`] predicts the single class instead).
+    /// [`crate::Baseline`]'s `fit_predict` predicts the single class instead).
     #[error("{present} class(es) present in the training labels; this fit needs at least 2")]
     TooFewClasses { present: usize },
     /// [`crate::WeightRule::ExplainedVariance`] without `pca`.
@@ -82,22 +59,13 @@ pub enum RtfError {
     /// non-finite is returned.
     #[error("preprocessing overflowed: the output would contain non-finite values")]
     NonFiniteOutput,
-    /// smartcore, linfa-svm or LAPACK returned an error or panicked.
-    #[error("{method} solver failed: {message}")]
-    Solver {
-        method: &'static str,
-        message: String,
-    },
 }
 
+/// [`CoreError::InvalidParameter`] as an [`RtfError`].
 pub(crate) fn invalid(
     name: &'static str,
     value: impl ToString,
     expected: &'static str,
 ) -> RtfError {
-    RtfError::InvalidParameter {
-        name,
-        value: value.to_string(),
-        expected,
-    }
+    CoreError::invalid(name, value, expected).into()
 }

@@ -26,6 +26,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use kernel_core::{Classifier, LabelledRows};
 use ndarray::ArrayView2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -37,41 +38,10 @@ pub use crate::likelihood::AlphaForm;
 use crate::likelihood::{dirichlet_alpha, CellLikelihood};
 use crate::points::Points;
 use crate::prior::Prior;
+pub use crate::settings::{CutRate, Routing, TreePrediction};
 use crate::smc::{run_smc, SmcRun, SmcSettings, Workspace};
 use crate::tree::Tree;
 use crate::RtfError;
-
-/// The cut-rate scheme (D2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum CutRate {
-    /// tess19: Λ_a = dist.max / 2, Algorithm-2 timing, rejection with `max_rejections` tries.
-    #[default]
-    HalfDiameter,
-    /// Supp. Alg. 1: exact Poisson thinning from an enclosing ball (Ritter) of rate r_a.
-    ExactThinning,
-}
-
-/// Which particle(s) a tree predicts with (D5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum TreePrediction {
-    /// The highest-weight particle only (tess19).
-    #[default]
-    Map,
-    /// Every particle votes with its normalised weight.
-    WeightedVote,
-}
-
-/// Which items the cells hold (D3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Routing {
-    /// Training items only; test points are routed by the stored hyperplanes.
-    #[default]
-    Inductive,
-    /// tess19: train and test items in the cells, dist.max over both, offsets from the training
-    /// range only (no effect on the law under [`CutRate::ExactThinning`], whose balls enclose
-    /// the training items that define the cell).
-    Transductive,
-}
 
 /// Hyperparameters of a random tessellation forest; [`Default`] gives tess19's defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -203,7 +173,7 @@ pub struct Classification {
     pub stats: ForestStats,
 }
 
-/// What an observer of [`classify_with_observer`] sees after each tree.
+/// What an observer of [`Forest::fit_predict_observed`] sees after each tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeReport {
     /// Index of the tree just fitted (0-based).
@@ -239,15 +209,17 @@ struct Prepared<'a> {
     n_test: usize,
 }
 
-fn prepare<'a>(
-    train: ArrayView2<f64>,
-    labels: &'a [u32],
-    n_classes: usize,
+fn prepare<'a, 't: 'a>(
+    train: LabelledRows<'t>,
     test: ArrayView2<f64>,
     prior: &'a Prior,
     config: &ForestConfig,
 ) -> Result<Prepared<'a>, RtfError> {
-    config.check()?;
+    let LabelledRows {
+        x: train,
+        labels,
+        n_classes,
+    } = train;
     check_labelled(train, labels, n_classes, Some(test), Columns::AtLeastOne)?;
     check_columns(
         "columns of the training split (as many as the prior's dimension)",
@@ -306,143 +278,173 @@ fn tree_stats(run: &SmcRun, ws: &Workspace) -> TreeStats {
     }
 }
 
-/// Fits one tree (one SMC run, spec §5) with the random stream `rng` and returns every
-/// particle as a [`Tree`]. `test` matters only under transductive routing (its rows join the
-/// cells); pass a `0 × d` view otherwise. Errors as [`classify`].
-pub fn fit_tree<R: Rng + ?Sized>(
-    train: ArrayView2<f64>,
-    labels: &[u32],
-    n_classes: usize,
-    test: ArrayView2<f64>,
-    prior: &Prior,
-    config: &ForestConfig,
-    rng: &mut R,
-) -> Result<TreeFit, RtfError> {
-    let prepared = prepare(train, labels, n_classes, test, prior, config)?;
-    let ctx = &prepared.ctx;
-    let mut ws = Workspace::new(ctx.points.dim());
-    let run = run_smc(ctx, &prepared.root, &config.smc_settings(), rng, &mut ws);
-    let stats = tree_stats(&run, &ws);
-    let particles = run
-        .particles
-        .iter()
-        .map(|p| Tree::from_cells(&p.cells, ctx.n_train, ctx.points.dim()))
-        .collect();
-    Ok(TreeFit {
-        particles,
-        weights: run.weights,
-        map: run.map,
-        stats,
-    })
-}
-
-/// Fits a random tessellation forest on (`train`, `labels`) and predicts the `test` rows.
+/// A random tessellation forest: an RTP prior and a forest config, checked once when the
+/// forest is made ([`Forest::new`]). A [`Classifier`]: [`Classifier::fit_predict`] fits the
+/// forest on labelled rows and predicts the test rows ([`Classification`]: the labels and the
+/// fit's statistics).
 ///
 /// Labels are `0..n_classes`. Seeded: tree t draws from its own ChaCha stream derived from
 /// (`seed`, t), so results do not depend on threads; trees run sequentially.
 ///
-/// Errors: an impossible config ([`ForestConfig::check`]); the checks of every labelled fit
-/// (`n_classes` = 0, a training matrix without rows or columns, `labels.len()` ≠ training rows,
-/// a label `>= n_classes`, test columns ≠ training columns, non-finite values); training columns
-/// ≠ the prior's dimension; a degenerate code-form α.
-pub fn classify(
-    train: ArrayView2<f64>,
-    labels: &[u32],
-    n_classes: usize,
-    test: ArrayView2<f64>,
-    prior: &Prior,
-    config: &ForestConfig,
-    seed: u64,
-) -> Result<Classification, RtfError> {
-    classify_with_observer(train, labels, n_classes, test, prior, config, seed, |_| {
-        ControlFlow::Continue(())
-    })
+/// Errors of a fit: the checks of every labelled fit (`n_classes` = 0, a training matrix
+/// without rows or columns, `labels.len()` ≠ training rows, a label `>= n_classes`, test
+/// columns ≠ training columns, non-finite values); training columns ≠ the prior's dimension; a
+/// degenerate code-form α.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Forest {
+    prior: Prior,
+    config: ForestConfig,
 }
 
-/// [`classify`] calling `observer` after each tree; `ControlFlow::Break` stops the fit and the
-/// trees fitted so far vote (`stats.trees` says how many).
-#[allow(clippy::too_many_arguments)]
-pub fn classify_with_observer(
-    train: ArrayView2<f64>,
-    labels: &[u32],
-    n_classes: usize,
-    test: ArrayView2<f64>,
-    prior: &Prior,
-    config: &ForestConfig,
-    seed: u64,
-    mut observer: impl FnMut(&TreeReport) -> ControlFlow<()>,
-) -> Result<Classification, RtfError> {
-    let prepared = prepare(train, labels, n_classes, test, prior, config)?;
-    let ctx = &prepared.ctx;
-    let n_test = prepared.n_test;
-    let dim = ctx.points.dim();
-    let test_row = |i: usize| ctx.points.row((ctx.n_train + i) as u32);
-    let settings = config.smc_settings();
-    let mut votes = vec![0u32; n_test * n_classes];
-    let mut particle_votes = vec![0.0f64; n_test * n_classes];
-    let mut sums = (0.0, 0.0, 0.0, 0.0);
-    let (mut proposals, mut rejections, mut cuts) = (0u64, 0u64, 0u64);
-    let mut fitted = 0;
-    for t in 0..config.trees {
-        let mut rng = tree_rng(seed, t);
-        let mut ws = Workspace::new(dim);
-        let run = run_smc(ctx, &prepared.root, &settings, &mut rng, &mut ws);
+impl Forest {
+    /// The forest of `prior` with `config`, an error if the config is impossible
+    /// ([`ForestConfig::check`]).
+    pub fn new(prior: Prior, config: ForestConfig) -> Result<Self, RtfError> {
+        config.check()?;
+        Ok(Self { prior, config })
+    }
+
+    /// The prior.
+    pub fn prior(&self) -> &Prior {
+        &self.prior
+    }
+
+    /// The (checked) config.
+    pub fn config(&self) -> &ForestConfig {
+        &self.config
+    }
+
+    /// Fits one tree (one SMC run, spec §5) with the random stream `rng` and returns every
+    /// particle as a [`Tree`]. `test` matters only under transductive routing (its rows join
+    /// the cells); pass a `0 × d` view otherwise. Errors as a fit.
+    pub fn fit_tree<R: Rng + ?Sized>(
+        &self,
+        train: LabelledRows<'_>,
+        test: ArrayView2<f64>,
+        rng: &mut R,
+    ) -> Result<TreeFit, RtfError> {
+        let prepared = prepare(train, test, &self.prior, &self.config)?;
+        let ctx = &prepared.ctx;
+        let mut ws = Workspace::new(ctx.points.dim());
+        let run = run_smc(
+            ctx,
+            &prepared.root,
+            &self.config.smc_settings(),
+            rng,
+            &mut ws,
+        );
         let stats = tree_stats(&run, &ws);
-        match config.prediction {
-            TreePrediction::Map => {
-                let tree = Tree::from_cells(&run.particles[run.map].cells, ctx.n_train, dim);
-                for i in 0..n_test {
-                    votes[i * n_classes + tree.predict(test_row(i)) as usize] += 1;
-                }
-            }
-            TreePrediction::WeightedVote => {
-                particle_votes.fill(0.0);
-                for (p, &w) in run.particles.iter().zip(&run.weights) {
-                    let tree = Tree::from_cells(&p.cells, ctx.n_train, dim);
+        let particles = run
+            .particles
+            .iter()
+            .map(|p| Tree::from_cells(&p.cells, ctx.n_train, ctx.points.dim()))
+            .collect();
+        Ok(TreeFit {
+            particles,
+            weights: run.weights,
+            map: run.map,
+            stats,
+        })
+    }
+
+    /// [`Classifier::fit_predict`] calling `observer` after each tree; `ControlFlow::Break`
+    /// stops the fit and the trees fitted so far vote (`stats.trees` says how many).
+    pub fn fit_predict_observed(
+        &self,
+        train: LabelledRows<'_>,
+        test: ArrayView2<f64>,
+        seed: u64,
+        mut observer: impl FnMut(&TreeReport) -> ControlFlow<()>,
+    ) -> Result<Classification, RtfError> {
+        let config = &self.config;
+        let n_classes = train.n_classes;
+        let prepared = prepare(train, test, &self.prior, config)?;
+        let ctx = &prepared.ctx;
+        let n_test = prepared.n_test;
+        let dim = ctx.points.dim();
+        let test_row = |i: usize| ctx.points.row((ctx.n_train + i) as u32);
+        let settings = config.smc_settings();
+        let mut votes = vec![0u32; n_test * n_classes];
+        let mut particle_votes = vec![0.0f64; n_test * n_classes];
+        let mut sums = (0.0, 0.0, 0.0, 0.0);
+        let (mut proposals, mut rejections, mut cuts) = (0u64, 0u64, 0u64);
+        let mut fitted = 0;
+        for t in 0..config.trees {
+            let mut rng = tree_rng(seed, t);
+            let mut ws = Workspace::new(dim);
+            let run = run_smc(ctx, &prepared.root, &settings, &mut rng, &mut ws);
+            let stats = tree_stats(&run, &ws);
+            match config.prediction {
+                TreePrediction::Map => {
+                    let tree = Tree::from_cells(&run.particles[run.map].cells, ctx.n_train, dim);
                     for i in 0..n_test {
-                        particle_votes[i * n_classes + tree.predict(test_row(i)) as usize] += w;
+                        votes[i * n_classes + tree.predict(test_row(i)) as usize] += 1;
                     }
                 }
-                for i in 0..n_test {
-                    let row = &particle_votes[i * n_classes..(i + 1) * n_classes];
-                    votes[i * n_classes + argmax_f64(row)] += 1;
+                TreePrediction::WeightedVote => {
+                    particle_votes.fill(0.0);
+                    for (p, &w) in run.particles.iter().zip(&run.weights) {
+                        let tree = Tree::from_cells(&p.cells, ctx.n_train, dim);
+                        for i in 0..n_test {
+                            particle_votes[i * n_classes + tree.predict(test_row(i)) as usize] += w;
+                        }
+                    }
+                    for i in 0..n_test {
+                        let row = &particle_votes[i * n_classes..(i + 1) * n_classes];
+                        votes[i * n_classes + argmax_f64(row)] += 1;
+                    }
                 }
             }
+            sums.0 += stats.cuts as f64;
+            sums.1 += stats.leaves as f64;
+            sums.2 += stats.log_likelihood;
+            sums.3 += stats.smc_iterations as f64;
+            proposals += stats.proposals;
+            rejections += stats.rejections;
+            cuts += stats.total_cuts;
+            fitted += 1;
+            let report = TreeReport {
+                tree: t,
+                trees: config.trees,
+                stats,
+            };
+            if observer(&report).is_break() {
+                break;
+            }
         }
-        sums.0 += stats.cuts as f64;
-        sums.1 += stats.leaves as f64;
-        sums.2 += stats.log_likelihood;
-        sums.3 += stats.smc_iterations as f64;
-        proposals += stats.proposals;
-        rejections += stats.rejections;
-        cuts += stats.total_cuts;
-        fitted += 1;
-        let report = TreeReport {
-            tree: t,
-            trees: config.trees,
-            stats,
-        };
-        if observer(&report).is_break() {
-            break;
-        }
+        let predictions = (0..n_test)
+            .map(|i| crate::tree::majority(&votes[i * n_classes..(i + 1) * n_classes]))
+            .collect();
+        let per_tree = fitted as f64;
+        Ok(Classification {
+            predictions,
+            stats: ForestStats {
+                mean_cuts: sums.0 / per_tree,
+                mean_leaves: sums.1 / per_tree,
+                mean_log_likelihood: sums.2 / per_tree,
+                smc_iterations: sums.3 / per_tree,
+                proposals,
+                rejections,
+                cuts,
+                trees: fitted,
+            },
+        })
     }
-    let predictions = (0..n_test)
-        .map(|i| crate::tree::majority(&votes[i * n_classes..(i + 1) * n_classes]))
-        .collect();
-    let per_tree = fitted as f64;
-    Ok(Classification {
-        predictions,
-        stats: ForestStats {
-            mean_cuts: sums.0 / per_tree,
-            mean_leaves: sums.1 / per_tree,
-            mean_log_likelihood: sums.2 / per_tree,
-            smc_iterations: sums.3 / per_tree,
-            proposals,
-            rejections,
-            cuts,
-            trees: fitted,
-        },
-    })
+}
+
+impl Classifier for Forest {
+    type Output = Classification;
+    type Error = RtfError;
+
+    /// Fits the forest on `train` and predicts the `test` rows; see [`Forest`].
+    fn fit_predict(
+        &self,
+        train: LabelledRows<'_>,
+        test: ArrayView2<f64>,
+        seed: u64,
+    ) -> Result<Classification, RtfError> {
+        self.fit_predict_observed(train, test, seed, |_| ControlFlow::Continue(()))
+    }
 }
 
 /// Index of the largest entry, the first of equal ones.

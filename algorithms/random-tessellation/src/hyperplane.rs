@@ -22,6 +22,8 @@
 use ndarray::ArrayView2;
 use rand::Rng;
 
+use kernel_core::CoreError;
+
 use crate::error::{invalid, RtfError};
 use crate::input::check_columns;
 use crate::points::{dot, Points};
@@ -91,11 +93,11 @@ pub fn sample_ball_hyperplane<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<Hyperplane, RtfError> {
     if centre.len() != prior.dim() {
-        return Err(RtfError::ShapeMismatch {
+        return Err(RtfError::Core(CoreError::ShapeMismatch {
             what: "length of the ball centre vs the prior's dimension",
             expected: prior.dim(),
             got: centre.len(),
-        });
+        }));
     }
     if !(radius.is_finite() && radius >= 0.0) || centre.iter().any(|c| !c.is_finite()) {
         return Err(invalid("ball", radius, "a finite centre and radius >= 0"));

@@ -4,6 +4,8 @@
 
 use ndarray::ArrayView2;
 
+use kernel_core::CoreError;
+
 use crate::error::{invalid, RtfError};
 
 /// Whether a fit needs training columns.
@@ -35,19 +37,19 @@ pub(crate) fn check_labelled(
         Columns::Any => (rows == 0, "at least one row"),
     };
     if empty {
-        return Err(RtfError::EmptyInput {
+        return Err(RtfError::Core(CoreError::EmptyInput {
             what: "the training split",
             rows,
             columns: cols,
             needed,
-        });
+        }));
     }
     if labels.len() != rows {
-        return Err(RtfError::ShapeMismatch {
+        return Err(RtfError::Core(CoreError::ShapeMismatch {
             what: "number of labels (one per training row)",
             expected: rows,
             got: labels.len(),
-        });
+        }));
     }
     if let Some((row, &label)) = labels
         .iter()
@@ -74,34 +76,18 @@ pub(crate) fn check_labelled(
     Ok(())
 }
 
-/// [`RtfError::ShapeMismatch`] `what` unless `x` has `expected` columns.
+/// [`CoreError::ShapeMismatch`] `what` unless `x` has `expected` columns.
 pub(crate) fn check_columns(
     what: &'static str,
     expected: usize,
     x: ArrayView2<f64>,
 ) -> Result<(), RtfError> {
-    if x.ncols() == expected {
-        Ok(())
-    } else {
-        Err(RtfError::ShapeMismatch {
-            what,
-            expected,
-            got: x.ncols(),
-        })
-    }
+    Ok(kernel_core::error::check_columns(what, x, expected)?)
 }
 
-/// [`RtfError::NonFiniteInput`] at the first NaN or infinite value of `x` (row-major order).
+/// [`CoreError::NonFiniteInput`] at the first NaN or infinite value of `x` (row-major order).
 pub(crate) fn check_finite(what: &'static str, x: ArrayView2<f64>) -> Result<(), RtfError> {
-    match x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        Some(((row, column), &value)) => Err(RtfError::NonFiniteInput {
-            what,
-            row,
-            column,
-            value,
-        }),
-        None => Ok(()),
-    }
+    Ok(kernel_core::error::check_finite(what, x)?)
 }
 
 #[cfg(test)]
@@ -117,10 +103,10 @@ mod tests {
         assert_eq!(ok(Some(x.view())), Ok(()));
         assert!(matches!(
             check_labelled(x.view(), &[0, 1], 0, None, Columns::Any),
-            Err(RtfError::InvalidParameter {
+            Err(RtfError::Core(CoreError::InvalidParameter {
                 name: "n_classes",
                 ..
-            })
+            }))
         ));
         let no_cols = Array2::<f64>::zeros((2, 0));
         assert_eq!(
@@ -129,31 +115,31 @@ mod tests {
         );
         assert!(matches!(
             check_labelled(no_cols.view(), &[0, 1], 2, None, Columns::AtLeastOne),
-            Err(RtfError::EmptyInput {
+            Err(RtfError::Core(CoreError::EmptyInput {
                 rows: 2,
                 columns: 0,
                 ..
-            })
+            }))
         ));
         let wide = Array2::<f64>::zeros((1, 3));
         assert!(matches!(
             ok(Some(wide.view())),
-            Err(RtfError::ShapeMismatch {
+            Err(RtfError::Core(CoreError::ShapeMismatch {
                 expected: 2,
                 got: 3,
                 ..
-            })
+            }))
         ));
         // Column-major views are scanned in row-major order.
         let t = array![[0.0, f64::NAN], [f64::INFINITY, 0.0]];
         assert!(matches!(
             check_finite("test", t.t()),
-            Err(RtfError::NonFiniteInput {
+            Err(RtfError::Core(CoreError::NonFiniteInput {
                 what: "test",
                 row: 0,
                 column: 1,
                 ..
-            })
+            }))
         ));
     }
 }

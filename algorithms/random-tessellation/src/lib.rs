@@ -8,9 +8,13 @@
 //! * [`baselines`]: the paper's comparison methods (mode label, L2 logistic regression, RBF
 //!   SVM, random forest).
 //!
-//! Every fallible function returns [`RtfError`]; the forests, the preprocessing and the
-//! baselines check the inputs of a labelled fit (train, labels, `n_classes`, test) with the
-//! same checks, in the same order.
+//! The forests ([`Forest`]) and the baselines ([`Baseline`]) are [`kernel_core::Classifier`]s
+//! (fitted on [`kernel_core::LabelledRows`], predicting test rows from a seed). Every fallible
+//! function returns [`RtfError`] (the shared [`kernel_core::CoreError`] beside the crate's own
+//! failures); the forests, the preprocessing and the baselines check the inputs of a labelled
+//! fit (train, labels, `n_classes`, test) with the same checks, in the same order. The `serde`
+//! feature (de)serialises the named settings ([`PriorKind`], [`CutRate`], [`Routing`],
+//! [`TreePrediction`], [`AlphaForm`], [`Scaling`], [`WeightRule`]) by their snake_case names.
 
 pub mod baselines;
 pub mod preprocess;
@@ -27,14 +31,15 @@ pub mod likelihood;
 pub mod planar;
 mod points;
 pub mod prior;
+mod settings;
 mod smc;
 pub mod tree;
 
 pub use diameter::{bounding_sphere, subset_diameter, Diameter};
 pub use error::RtfError;
 pub use forest::{
-    classify, classify_with_observer, fit_tree, AlphaForm, Classification, CutRate, ForestConfig,
-    ForestStats, Routing, TreeFit, TreePrediction, TreeReport, TreeStats,
+    AlphaForm, Classification, CutRate, Forest, ForestConfig, ForestStats, Routing, TreeFit,
+    TreePrediction, TreeReport, TreeStats,
 };
 pub use hyperplane::{sample_ball_hyperplane, sample_cell_hyperplane, HyperplaneSample};
 pub use likelihood::{dirichlet_alpha, log_likelihood};

@@ -16,10 +16,17 @@
 
 use libm::lgamma;
 
+use kernel_core::CoreError;
+
 use crate::error::RtfError;
 
 /// How the Dirichlet concentration α is formed from ALPHA and the training class counts (D1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum AlphaForm {
     /// α_k = ALPHA · n_k (the tess19 manual; default).
     #[default]
@@ -43,12 +50,12 @@ pub fn dirichlet_alpha(
         return Err(crate::error::invalid("alpha", alpha, "a finite number > 0"));
     }
     let Some(&reference) = class_counts.iter().find(|&&n| n > 0) else {
-        return Err(RtfError::EmptyInput {
+        return Err(RtfError::Core(CoreError::EmptyInput {
             what: "the training class counts",
             rows: 0,
             columns: class_counts.len(),
             needed: "a class with at least one training row",
-        });
+        }));
     };
     class_counts
         .iter()
@@ -86,11 +93,11 @@ pub fn log_likelihood<'a>(
     let mut log_l = 0.0;
     for counts in cells {
         if counts.len() != alpha.len() {
-            return Err(RtfError::ShapeMismatch {
+            return Err(RtfError::Core(CoreError::ShapeMismatch {
                 what: "class counts of a cell vs the length of alpha",
                 expected: alpha.len(),
                 got: counts.len(),
-            });
+            }));
         }
         let mut n = 0u64;
         for (&m, &a) in counts.iter().zip(alpha) {

@@ -16,6 +16,8 @@
 use rand::Rng;
 use rand_distr::Exp1;
 
+use kernel_core::CoreError;
+
 use crate::error::{invalid, RtfError};
 use crate::prior::{Direction, Prior};
 
@@ -66,11 +68,11 @@ pub fn tessellate_rectangle<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<Vec<Vec<[f64; 2]>>, RtfError> {
     if prior.dim() != 2 {
-        return Err(RtfError::ShapeMismatch {
+        return Err(RtfError::Core(CoreError::ShapeMismatch {
             what: "the prior's dimension for a planar draw",
             expected: 2,
             got: prior.dim(),
-        });
+        }));
     }
     for (name, v) in [("width", width), ("height", height)] {
         if !(v.is_finite() && v > 0.0) {

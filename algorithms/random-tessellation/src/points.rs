@@ -3,6 +3,8 @@
 
 use ndarray::ArrayView2;
 
+use kernel_core::CoreError;
+
 use crate::error::RtfError;
 use crate::input::{check_columns, check_finite};
 
@@ -39,12 +41,12 @@ impl Points {
         items: &[usize],
     ) -> Result<(Self, Vec<u32>), RtfError> {
         if items.is_empty() || x.ncols() == 0 {
-            return Err(RtfError::EmptyInput {
+            return Err(RtfError::Core(CoreError::EmptyInput {
                 what,
                 rows: items.len(),
                 columns: x.ncols(),
                 needed: "at least one item and one column",
-            });
+            }));
         }
         if let Some(&index) = items
             .iter()
@@ -131,17 +133,17 @@ mod tests {
         let err = Points::stack(&[("train", a.view())]).unwrap_err();
         assert!(matches!(
             err,
-            RtfError::NonFiniteInput {
+            RtfError::Core(CoreError::NonFiniteInput {
                 row: 1,
                 column: 1,
                 ..
-            }
+            })
         ));
         let b = ndarray::array![[0.0, 1.0, 2.0]];
         let c = ndarray::array![[0.0, 1.0]];
         assert!(matches!(
             Points::stack(&[("train", c.view()), ("test", b.view())]),
-            Err(RtfError::ShapeMismatch { .. })
+            Err(RtfError::Core(CoreError::ShapeMismatch { .. }))
         ));
         let t = ndarray::array![[1.0, 3.0], [2.0, 4.0]];
         let ok = Points::stack(&[("train", c.view()), ("test", t.t())]).unwrap();

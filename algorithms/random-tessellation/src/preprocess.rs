@@ -38,6 +38,8 @@ use std::collections::BTreeMap;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use ndarray_linalg::{JobSvd, SVDDC};
 
+use kernel_core::CoreError;
+
 use crate::error::{invalid, RtfError};
 use crate::input::{check_labelled, Columns};
 
@@ -56,6 +58,11 @@ pub struct Preprocessing {
 
 /// Per-column scaling of the prepared data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Scaling {
     /// Min-max to [0, 1] with the training minimum and maximum (spec D4's default).
     #[default]
@@ -68,6 +75,11 @@ pub enum Scaling {
 
 /// How the prior weights ω of the weighted RTPs are set (normalised to sum 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum WeightRule {
     /// ω_j = 1/d.
     #[default]
@@ -334,10 +346,10 @@ impl Pca {
 }
 
 fn svd_failed(message: String) -> RtfError {
-    RtfError::Solver {
-        method: "PCA's SVD (LAPACK gesdd)",
+    RtfError::Core(CoreError::Solve {
+        what: "PCA's SVD (LAPACK gesdd)",
         message,
-    }
+    })
 }
 
 /// Per-column variances (divisor n; only their order is used).

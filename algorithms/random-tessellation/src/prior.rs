@@ -15,11 +15,18 @@
 use rand::Rng;
 use rand_distr::StandardNormal;
 
+use kernel_core::CoreError;
+
 use crate::error::RtfError;
 use crate::points::dot;
 
 /// Which direction measure λ_d: uniform-type (uRTP, wuRTP) or axis-aligned (MRTP, wMRTP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum PriorKind {
     /// uRTP (default weights) or wuRTP (user weights): n ∝ ω ⊙ g, g ~ N(0, I_d).
     Uniform,
@@ -43,11 +50,11 @@ impl Prior {
     /// Errors: `dim == 0`; weights of the wrong length, negative, non-finite, or all zero.
     pub fn new(kind: PriorKind, dim: usize, weights: Option<&[f64]>) -> Result<Self, RtfError> {
         if dim == 0 {
-            return Err(RtfError::InvalidParameter {
+            return Err(RtfError::Core(CoreError::InvalidParameter {
                 name: "prior dimension",
                 value: "0".into(),
                 expected: "at least 1",
-            });
+            }));
         }
         let weights = match weights {
             None => vec![1.0 / dim as f64; dim],

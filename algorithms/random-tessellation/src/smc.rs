@@ -40,8 +40,8 @@ use rand_distr::Exp1;
 
 use crate::cell::{Cell, Context};
 use crate::diameter::Scratch;
-use crate::forest::CutRate;
 use crate::hyperplane::{propose_ball, propose_rejection, DirectionBuffer};
+use crate::settings::CutRate;
 
 /// The loop guard of spec §5 step 2.4: a MAP cut count seen in more iterations ends the run.
 pub(crate) const LOOP_GUARD: u32 = 100;

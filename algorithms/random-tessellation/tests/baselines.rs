@@ -2,12 +2,13 @@
 //! objective and its first-order optimality condition, SVM on separable data and three blobs,
 //! RF on XOR, BL's mode rule, determinism, degenerate and invalid inputs.
 
+use kernel_core::{Classifier, CoreError, LabelledRows};
 use ndarray::{array, s, Array1, Array2};
 use ndarray_linalg::Solve;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
-use random_tessellation::baselines::{fit_predict, logistic_fit, mode_label, Baseline};
+use random_tessellation::baselines::{logistic_fit, mode_label, Baseline};
 use random_tessellation::RtfError;
 
 mod common;
@@ -117,7 +118,9 @@ fn logistic_matches_newton_on_the_same_objective() {
         // fit_predict agrees with the Newton decision rule wherever the margin is not tiny.
         let mut rng = ChaCha8Rng::seed_from_u64(seed + 100);
         let test = gaussian(&mut rng, 500, 3);
-        let pred = fit_predict(&Baseline::Logistic { c }, x.view(), &y, 2, test.view(), 0).unwrap();
+        let pred = Baseline::Logistic { c }
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), test.view(), 0)
+            .unwrap();
         for (i, row) in test.rows().into_iter().enumerate() {
             let score = row.dot(&w) + b;
             if score.abs() > 1e-6 {
@@ -182,19 +185,14 @@ fn logistic_fails_on_xor_while_random_forest_succeeds() {
         mtry: None,
     };
     let acc_rf = accuracy(
-        &fit_predict(&rf, x.view(), &y, 2, xt.view(), 5).unwrap(),
+        &rf.fit_predict(LabelledRows::new(x.view(), &y, 2), xt.view(), 5)
+            .unwrap(),
         &yt,
     );
     let acc_lr = accuracy(
-        &fit_predict(
-            &Baseline::Logistic { c: 1.0 },
-            x.view(),
-            &y,
-            2,
-            xt.view(),
-            5,
-        )
-        .unwrap(),
+        &Baseline::Logistic { c: 1.0 }
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), xt.view(), 5)
+            .unwrap(),
         &yt,
     );
     assert!(acc_rf > 0.93, "RF accuracy on XOR {acc_rf}");
@@ -205,7 +203,8 @@ fn logistic_fails_on_xor_while_random_forest_succeeds() {
         gamma: Some(2.0),
     };
     let acc_svm = accuracy(
-        &fit_predict(&svm, x.view(), &y, 2, xt.view(), 5).unwrap(),
+        &svm.fit_predict(LabelledRows::new(x.view(), &y, 2), xt.view(), 5)
+            .unwrap(),
         &yt,
     );
     assert!(acc_svm > 0.9, "SVM accuracy on XOR {acc_svm}");
@@ -293,8 +292,9 @@ fn svm_matches_an_exact_dual_solution() {
         let test = gaussian(&mut rng, 400, d);
         let g = gamma.unwrap_or(1.0 / d as f64);
         let decision = exact_svm(&x, &y, &test, c, g);
-        let pred =
-            fit_predict(&Baseline::Svm { c, gamma }, x.view(), &y, 2, test.view(), 0).unwrap();
+        let pred = Baseline::Svm { c, gamma }
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), test.view(), 0)
+            .unwrap();
         let mut agree = 0;
         for (p, f) in pred.iter().zip(&decision) {
             if *p == u32::from(*f > 0.0) {
@@ -321,9 +321,13 @@ fn svm_separates_separable_data() {
         gamma: None,
     };
     for seed in [0, 1, 2] {
-        let train_pred = fit_predict(&svm, x.view(), &y, 2, x.view(), seed).unwrap();
+        let train_pred = svm
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), x.view(), seed)
+            .unwrap();
         assert_eq!(train_pred, y, "training accuracy below 1 with seed {seed}");
-        let pred = fit_predict(&svm, x.view(), &y, 2, xt.view(), seed).unwrap();
+        let pred = svm
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), xt.view(), seed)
+            .unwrap();
         assert_eq!(accuracy(&pred, &yt), 1.0);
     }
 }
@@ -337,7 +341,9 @@ fn one_vs_one_svm_on_three_blobs() {
         c: 1.0,
         gamma: None,
     };
-    let pred = fit_predict(&svm, x.view(), &y, 3, xt.view(), 9).unwrap();
+    let pred = svm
+        .fit_predict(LabelledRows::new(x.view(), &y, 3), xt.view(), 9)
+        .unwrap();
     assert!(accuracy(&pred, &yt) >= 0.99, "{}", accuracy(&pred, &yt));
     for k in 0..3 {
         assert!(pred.contains(&k));
@@ -347,7 +353,9 @@ fn one_vs_one_svm_on_three_blobs() {
     let y2: Vec<u32> = y.iter().map(|&l| relabel[l as usize]).collect();
     let yt2: Vec<u32> = yt.iter().map(|&l| relabel[l as usize]).collect();
     for b in Baseline::paper().iter().skip(1) {
-        let pred = fit_predict(b, x.view(), &y2, 5, xt.view(), 9).unwrap();
+        let pred = b
+            .fit_predict(LabelledRows::new(x.view(), &y2, 5), xt.view(), 9)
+            .unwrap();
         assert!(
             accuracy(&pred, &yt2) >= 0.97,
             "{} accuracy {}",
@@ -363,14 +371,32 @@ fn mode_label_baseline() {
     let t = Array2::<f64>::ones((3, 2));
     let bl = Baseline::ModeLabel;
     // Counts 0:1, 1:2, 2:2 → the lowest of the tied labels.
-    let pred = fit_predict(&bl, x.view(), &[2, 2, 1, 1, 0], 3, t.view(), 0).unwrap();
+    let pred = bl
+        .fit_predict(
+            LabelledRows::new(x.view(), &[2, 2, 1, 1, 0], 3),
+            t.view(),
+            0,
+        )
+        .unwrap();
     assert_eq!(pred, vec![1, 1, 1]);
-    let pred = fit_predict(&bl, x.view(), &[3, 3, 3, 1, 0], 4, t.view(), 0).unwrap();
+    let pred = bl
+        .fit_predict(
+            LabelledRows::new(x.view(), &[3, 3, 3, 1, 0], 4),
+            t.view(),
+            0,
+        )
+        .unwrap();
     assert_eq!(pred, vec![3, 3, 3]);
     assert_eq!(mode_label(&[2, 2, 1, 1, 0], 3), Some(1));
     // Independent of the features.
     let xr = Array2::from_shape_fn((5, 2), |(i, j)| (i * 3 + j) as f64);
-    let pred = fit_predict(&bl, xr.view(), &[0, 4, 4, 2, 2], 5, t.view(), 0).unwrap();
+    let pred = bl
+        .fit_predict(
+            LabelledRows::new(xr.view(), &[0, 4, 4, 2, 2], 5),
+            t.view(),
+            0,
+        )
+        .unwrap();
     assert_eq!(pred, vec![2, 2, 2]);
 }
 
@@ -381,34 +407,55 @@ fn every_baseline_answers_with_a_single_class_or_no_columns() {
     let t = gaussian(&mut rng, 7, 3);
     let y = vec![2u32; 20];
     for b in Baseline::paper() {
-        let pred = fit_predict(&b, x.view(), &y, 4, t.view(), 0).unwrap();
+        let pred = b
+            .fit_predict(LabelledRows::new(x.view(), &y, 4), t.view(), 0)
+            .unwrap();
         assert_eq!(pred, vec![2; 7], "{}", b.name());
     }
     // No feature columns: every model reduces to the mode.
     let x0 = Array2::<f64>::zeros((6, 0));
     let t0 = Array2::<f64>::zeros((2, 0));
     for b in Baseline::paper() {
-        let pred = fit_predict(&b, x0.view(), &[0, 1, 1, 0, 1, 2], 3, t0.view(), 0).unwrap();
+        let pred = b
+            .fit_predict(
+                LabelledRows::new(x0.view(), &[0, 1, 1, 0, 1, 2], 3),
+                t0.view(),
+                0,
+            )
+            .unwrap();
         assert_eq!(pred, vec![1, 1], "{}", b.name());
     }
     // An empty test split gets an empty answer.
     let empty = Array2::<f64>::zeros((0, 3));
     for b in Baseline::paper() {
         let labels: Vec<u32> = (0..20).map(|i| i % 2).collect();
-        assert!(fit_predict(&b, x.view(), &labels, 2, empty.view(), 0)
+        assert!(b
+            .fit_predict(LabelledRows::new(x.view(), &labels, 2), empty.view(), 0)
             .unwrap()
             .is_empty());
     }
     // A huge n_classes costs nothing: only the labels present matter.
     let labels: Vec<u32> = (0..20).map(|i| 7 * (i % 2)).collect();
     for b in Baseline::paper() {
-        let pred = fit_predict(&b, x.view(), &labels, usize::MAX, t.view(), 0).unwrap();
+        let pred = b
+            .fit_predict(
+                LabelledRows::new(x.view(), &labels, usize::MAX),
+                t.view(),
+                0,
+            )
+            .unwrap();
         assert!(pred.iter().all(|&l| l == 0 || l == 7), "{}", b.name());
     }
     assert_eq!(mode_label(&[4, 9, 9], usize::MAX), Some(9));
     // A single row.
     for b in Baseline::paper() {
-        let pred = fit_predict(&b, x.slice(s![0..1, ..]), &[1], 2, t.view(), 0).unwrap();
+        let pred = b
+            .fit_predict(
+                LabelledRows::new(x.slice(s![0..1, ..]), &[1], 2),
+                t.view(),
+                0,
+            )
+            .unwrap();
         assert_eq!(pred, vec![1; 7]);
     }
 }
@@ -428,19 +475,29 @@ fn predictions_are_deterministic_per_seed_and_thread_count() {
         gamma: None,
     };
     for b in [&rf, &svm, &Baseline::Logistic { c: 1.0 }] {
-        let a = fit_predict(b, x.view(), &y, 2, t.view(), 42).unwrap();
-        let again = fit_predict(b, x.view(), &y, 2, t.view(), 42).unwrap();
+        let a = b
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), t.view(), 42)
+            .unwrap();
+        let again = b
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), t.view(), 42)
+            .unwrap();
         assert_eq!(a, again, "{}", b.name());
         let single = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .unwrap()
-            .install(|| fit_predict(b, x.view(), &y, 2, t.view(), 42).unwrap());
+            .install(|| {
+                b.fit_predict(LabelledRows::new(x.view(), &y, 2), t.view(), 42)
+                    .unwrap()
+            });
         assert_eq!(a, single, "{} with one thread", b.name());
     }
     let differ = (0..5u64).any(|s| {
-        fit_predict(&rf, x.view(), &y, 2, t.view(), s).unwrap()
-            != fit_predict(&rf, x.view(), &y, 2, t.view(), s + 100).unwrap()
+        rf.fit_predict(LabelledRows::new(x.view(), &y, 2), t.view(), s)
+            .unwrap()
+            != rf
+                .fit_predict(LabelledRows::new(x.view(), &y, 2), t.view(), s + 100)
+                .unwrap()
     });
     assert!(differ, "RF predictions ignore the seed");
 }
@@ -453,7 +510,9 @@ fn random_forest_uses_mtry_and_grows_full_trees() {
         trees: 50,
         mtry: Some(3),
     };
-    let pred = fit_predict(&rf, x.view(), &y, 2, x.view(), 1).unwrap();
+    let pred = rf
+        .fit_predict(LabelledRows::new(x.view(), &y, 2), x.view(), 1)
+        .unwrap();
     assert!(accuracy(&pred, &y) > 0.97, "{}", accuracy(&pred, &y));
     // mtry = d with one tree is a bootstrap CART; any 1..=d is accepted.
     for m in 1..=3 {
@@ -461,7 +520,9 @@ fn random_forest_uses_mtry_and_grows_full_trees() {
             trees: 3,
             mtry: Some(m),
         };
-        assert!(fit_predict(&b, x.view(), &y, 2, x.view(), 1).is_ok());
+        assert!(b
+            .fit_predict(LabelledRows::new(x.view(), &y, 2), x.view(), 1)
+            .is_ok());
     }
 }
 
@@ -473,7 +534,7 @@ fn invalid_inputs_are_errors() {
     for b in Baseline::paper() {
         let call =
             |x: ndarray::ArrayView2<f64>, y: &[u32], k: usize, t: ndarray::ArrayView2<f64>| {
-                fit_predict(&b, x, y, k, t, 0)
+                b.fit_predict(LabelledRows::new(x, y, k), t, 0)
             };
         assert_shape_mismatch(call(x.view(), &y[..2], 2, t.view()), 3, 2);
         assert_eq!(
@@ -486,19 +547,19 @@ fn invalid_inputs_are_errors() {
         );
         assert!(matches!(
             call(x.view(), &y, 0, t.view()),
-            Err(RtfError::InvalidParameter {
+            Err(RtfError::Core(CoreError::InvalidParameter {
                 name: "n_classes",
                 ..
-            })
+            }))
         ));
         let empty = Array2::<f64>::zeros((0, 2));
         assert!(matches!(
             call(empty.view(), &[], 2, t.view()),
-            Err(RtfError::EmptyInput {
+            Err(RtfError::Core(CoreError::EmptyInput {
                 rows: 0,
                 columns: 2,
                 ..
-            })
+            }))
         ));
         let wide = Array2::<f64>::zeros((1, 3));
         assert_shape_mismatch(call(x.view(), &y, 2, wide.view()), 2, 3);
@@ -540,8 +601,8 @@ fn invalid_inputs_are_errors() {
     for b in settings {
         assert!(
             matches!(
-                fit_predict(&b, x.view(), &y, 2, t.view(), 0),
-                Err(RtfError::InvalidParameter { .. })
+                b.fit_predict(LabelledRows::new(x.view(), &y, 2), t.view(), 0),
+                Err(RtfError::Core(CoreError::InvalidParameter { .. }))
             ),
             "{b:?}"
         );
@@ -552,11 +613,11 @@ fn invalid_inputs_are_errors() {
     );
     assert!(matches!(
         logistic_fit(Array2::<f64>::zeros((3, 0)).view(), &y, 2, 1.0),
-        Err(RtfError::EmptyInput {
+        Err(RtfError::Core(CoreError::EmptyInput {
             rows: 3,
             columns: 0,
             ..
-        })
+        }))
     ));
     let fit = logistic_fit(x.view(), &y, 2, 1.0).unwrap();
     assert_shape_mismatch(fit.predict(Array2::<f64>::zeros((1, 5)).view()), 2, 5);
@@ -597,7 +658,7 @@ fn timings() {
         let (x, y) = (x.slice(s![..n, ..]), &y[..n]);
         for b in Baseline::paper() {
             let start = std::time::Instant::now();
-            let pred = fit_predict(&b, x, y, 2, xt, 1).unwrap();
+            let pred = b.fit_predict(LabelledRows::new(x, y, 2), xt, 1).unwrap();
             println!(
                 "{n} x {d}: {:>3} {:>8.3} s  accuracy {:.3}",
                 b.name(),

@@ -5,13 +5,15 @@ mod common;
 
 use std::ops::ControlFlow;
 
+use kernel_core::{Classifier, CoreError, LabelledRows};
+
 use common::{assert_non_finite, assert_shape_mismatch, blobs, rng, uniform};
 use ndarray::{s, Array2};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use random_tessellation::{
-    classify, classify_with_observer, fit_tree, subset_diameter, AlphaForm, CutRate, ForestConfig,
-    Prior, PriorKind, Routing, RtfError, Tree, TreePrediction,
+    subset_diameter, AlphaForm, CutRate, Forest, ForestConfig, Prior, PriorKind, Routing, RtfError,
+    Tree, TreePrediction,
 };
 
 fn no_test(d: usize) -> Array2<f64> {
@@ -95,16 +97,15 @@ fn pure_cells_are_never_cut_and_unlimited_cuts_end_pure() {
                     max_cuts: usize::MAX,
                     ..ForestConfig::default()
                 };
-                let fit = fit_tree(
-                    x.view(),
-                    &labels,
-                    3,
-                    no_test(2).view(),
-                    &prior,
-                    &config,
-                    &mut rng,
-                )
-                .unwrap();
+                let fit = Forest::new(prior.clone(), config.clone())
+                    .and_then(|f| {
+                        f.fit_tree(
+                            LabelledRows::new(x.view(), &labels, 3),
+                            no_test(2).view(),
+                            &mut rng,
+                        )
+                    })
+                    .unwrap();
                 for (m, tree) in fit.particles.iter().enumerate() {
                     check_paused(
                         tree,
@@ -130,16 +131,15 @@ fn fraction_cut(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cut = (0..runs)
         .filter(|_| {
-            let fit = fit_tree(
-                x.view(),
-                labels,
-                2,
-                no_test(2).view(),
-                prior,
-                config,
-                &mut rng,
-            )
-            .unwrap();
+            let fit = Forest::new(prior.clone(), config.clone())
+                .and_then(|f| {
+                    f.fit_tree(
+                        LabelledRows::new(x.view(), labels, 2),
+                        no_test(2).view(),
+                        &mut rng,
+                    )
+                })
+                .unwrap();
             fit.stats.cuts > 0
         })
         .count();
@@ -257,7 +257,9 @@ fn every_variant_separates_two_blobs() {
     });
     for (name, prior) in priors(2) {
         for config in &variants {
-            let out = classify(train, &labels[..60], 2, test, &prior, config, 7).unwrap();
+            let out = Forest::new(prior.clone(), config.clone())
+                .and_then(|f| f.fit_predict(LabelledRows::new(train, &labels[..60], 2), test, 7))
+                .unwrap();
             let acc = accuracy(&out.predictions, &labels[60..]);
             assert!(acc >= 0.95, "{name} {config:?}: accuracy {acc}");
             let s = &out.stats;
@@ -288,24 +290,29 @@ fn classify_is_deterministic_and_tree_t_uses_stream_t_of_the_seed() {
         particles: 10,
         ..ForestConfig::default()
     };
-    let a = classify(train, &labels[..50], 2, test, &prior, &config, 99).unwrap();
-    let b = classify(train, &labels[..50], 2, test, &prior, &config, 99).unwrap();
+    let a = Forest::new(prior.clone(), config.clone())
+        .and_then(|f| f.fit_predict(LabelledRows::new(train, &labels[..50], 2), test, 99))
+        .unwrap();
+    let b = Forest::new(prior.clone(), config.clone())
+        .and_then(|f| f.fit_predict(LabelledRows::new(train, &labels[..50], 2), test, 99))
+        .unwrap();
     assert_eq!(a, b);
     // One tree: the forest is the MAP tree of fit_tree on stream 0 of the seed.
     let one = ForestConfig { trees: 1, ..config };
-    let forest = classify(train, &labels[..50], 2, test, &prior, &one, 5).unwrap();
+    let forest = Forest::new(prior.clone(), one.clone())
+        .and_then(|f| f.fit_predict(LabelledRows::new(train, &labels[..50], 2), test, 5))
+        .unwrap();
     let mut stream = ChaCha8Rng::seed_from_u64(5);
     stream.set_stream(0);
-    let fit = fit_tree(
-        train,
-        &labels[..50],
-        2,
-        no_test(3).view(),
-        &prior,
-        &one,
-        &mut stream,
-    )
-    .unwrap();
+    let fit = Forest::new(prior.clone(), one.clone())
+        .and_then(|f| {
+            f.fit_tree(
+                LabelledRows::new(train, &labels[..50], 2),
+                no_test(3).view(),
+                &mut stream,
+            )
+        })
+        .unwrap();
     let direct: Vec<u32> = test
         .rows()
         .into_iter()
@@ -327,7 +334,9 @@ fn transductive_test_items_sit_in_the_leaves_they_route_to() {
             routing: Routing::Transductive,
             ..ForestConfig::default()
         };
-        let fit = fit_tree(train, &labels, 2, test, &prior, &config, &mut rng).unwrap();
+        let fit = Forest::new(prior.clone(), config.clone())
+            .and_then(|f| f.fit_tree(LabelledRows::new(train, &labels, 2), test, &mut rng))
+            .unwrap();
         for tree in &fit.particles {
             let mut held = 0;
             for (l, leaf) in tree.leaves().iter().enumerate() {
@@ -358,7 +367,9 @@ fn max_cuts_zero_predicts_the_training_mode_and_observers_can_stop() {
         max_cuts: 0,
         ..ForestConfig::default()
     };
-    let out = classify(train, &labels, 3, test, &prior, &config, 1).unwrap();
+    let out = Forest::new(prior.clone(), config.clone())
+        .and_then(|f| f.fit_predict(LabelledRows::new(train, &labels, 3), test, 1))
+        .unwrap();
     assert!(out.predictions.iter().all(|&p| p == 1));
     assert_eq!(out.stats.cuts, 0);
     let mut reports = Vec::new();
@@ -367,15 +378,18 @@ fn max_cuts_zero_predicts_the_training_mode_and_observers_can_stop() {
         particles: 5,
         ..ForestConfig::default()
     };
-    let out = classify_with_observer(train, &labels, 3, test, &prior, &config, 1, |r| {
-        reports.push(r.tree);
-        if r.tree == 2 {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    })
-    .unwrap();
+    let out = Forest::new(prior.clone(), config.clone())
+        .and_then(|f| {
+            f.fit_predict_observed(LabelledRows::new(train, &labels, 3), test, 1, |r| {
+                reports.push(r.tree);
+                if r.tree == 2 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+        })
+        .unwrap();
     assert_eq!(reports, vec![0, 1, 2]);
     assert_eq!(out.stats.trees, 3);
     assert_eq!(out.predictions.len(), 10);
@@ -438,7 +452,10 @@ fn bad_configs_and_inputs_are_errors() {
         },
     ] {
         assert!(
-            matches!(bad.check(), Err(RtfError::InvalidParameter { .. })),
+            matches!(
+                bad.check(),
+                Err(RtfError::Core(CoreError::InvalidParameter { .. }))
+            ),
             "{bad:?}"
         );
     }
@@ -452,7 +469,8 @@ fn bad_configs_and_inputs_are_errors() {
         ..good
     };
     let run = |x: &Array2<f64>, labels: &[u32], k: usize, test: &Array2<f64>, prior: &Prior| {
-        classify(x.view(), labels, k, test.view(), prior, &cfg, 0)
+        Forest::new(prior.clone(), cfg.clone())
+            .and_then(|f| f.fit_predict(LabelledRows::new(x.view(), labels, k), test.view(), 0))
     };
     assert!(run(&x, &labels, 2, &test, &prior).is_ok());
     assert_shape_mismatch(run(&x, &labels[..5], 2, &test, &prior), 6, 5);
@@ -466,10 +484,10 @@ fn bad_configs_and_inputs_are_errors() {
     ));
     assert!(matches!(
         run(&x, &labels, 0, &test, &prior),
-        Err(RtfError::InvalidParameter {
+        Err(RtfError::Core(CoreError::InvalidParameter {
             name: "n_classes",
             ..
-        })
+        }))
     ));
     let mut nan = x.clone();
     nan[[4, 1]] = f64::NAN;
@@ -480,20 +498,20 @@ fn bad_configs_and_inputs_are_errors() {
     let empty = Array2::<f64>::zeros((0, 2));
     assert!(matches!(
         run(&empty, &[], 2, &test, &prior),
-        Err(RtfError::EmptyInput {
+        Err(RtfError::Core(CoreError::EmptyInput {
             rows: 0,
             columns: 2,
             ..
-        })
+        }))
     ));
     let no_cols = Array2::<f64>::zeros((6, 0));
     assert!(matches!(
         run(&no_cols, &labels, 2, &no_cols, &prior),
-        Err(RtfError::EmptyInput {
+        Err(RtfError::Core(CoreError::EmptyInput {
             rows: 6,
             columns: 0,
             ..
-        })
+        }))
     ));
     let wide_test = Array2::from_elem((2, 3), 0.5);
     assert_shape_mismatch(run(&x, &labels, 2, &wide_test, &prior), 2, 3);

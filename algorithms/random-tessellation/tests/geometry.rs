@@ -5,6 +5,7 @@
 mod common;
 
 use common::{distance, gaussian, ks_critical, ks_statistic, rng, uniform};
+use kernel_core::CoreError;
 use ndarray::Array2;
 use rand::Rng;
 use random_tessellation::{
@@ -94,7 +95,7 @@ fn diameter_of_duplicates_and_single_points_is_zero() {
     check(&y, &all, "two duplicated points");
     assert!(matches!(
         subset_diameter(x.view(), &[]),
-        Err(RtfError::EmptyInput { .. })
+        Err(RtfError::Core(CoreError::EmptyInput { .. }))
     ));
     assert!(matches!(
         subset_diameter(x.view(), &[50]),
@@ -104,7 +105,7 @@ fn diameter_of_duplicates_and_single_points_is_zero() {
     bad[[3, 1]] = f64::NAN;
     assert!(matches!(
         subset_diameter(bad.view(), &[0, 3]),
-        Err(RtfError::NonFiniteInput { .. })
+        Err(RtfError::Core(CoreError::NonFiniteInput { .. }))
     ));
 }
 

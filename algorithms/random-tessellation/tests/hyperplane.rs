@@ -5,6 +5,7 @@
 
 mod common;
 
+use kernel_core::CoreError;
 use std::f64::consts::PI;
 
 use common::{chi_square, chi_square_critical, ks_critical, ks_statistic, rng, uniform};
@@ -178,7 +179,7 @@ fn the_sampler_gives_up_after_max_rejections_and_checks_its_inputs() {
     let uniform3 = Prior::new(PriorKind::Uniform, 3, None).unwrap();
     assert!(matches!(
         sample_cell_hyperplane(x.view(), &items, 1.0, &uniform3, 20, &mut rng),
-        Err(RtfError::ShapeMismatch { .. })
+        Err(RtfError::Core(CoreError::ShapeMismatch { .. }))
     ));
     assert!(sample_cell_hyperplane(x.view(), &[], 1.0, &uniform2, 20, &mut rng).is_err());
     assert!(sample_cell_hyperplane(x.view(), &[10], 1.0, &uniform2, 20, &mut rng).is_err());

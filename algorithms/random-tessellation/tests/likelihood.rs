@@ -2,6 +2,7 @@
 //! B(α + m) / B(α) = Π_k (α_k)^(m_k) / (A)^(n), with (x)^(m) = x (x + 1) ... (x + m − 1) the
 //! rising factorial (Γ(x + m) = (x)^(m) Γ(x)), A = Σ α_k, n = Σ m_k. No lgamma involved.
 
+use kernel_core::CoreError;
 use random_tessellation::{dirichlet_alpha, log_likelihood, AlphaForm, RtfError};
 
 fn log_rising(x: f64, m: u32) -> f64 {
@@ -83,7 +84,7 @@ fn alpha_forms_follow_the_manual_and_the_code() {
     ));
     assert!(matches!(
         log_likelihood([&[1u32, 2, 3][..]], &[1.0, 1.0]),
-        Err(RtfError::ShapeMismatch { .. })
+        Err(RtfError::Core(CoreError::ShapeMismatch { .. }))
     ));
     assert!(log_likelihood([&[1u32][..]], &[f64::NAN]).is_err());
     assert!(log_likelihood([&[1u32][..]], &[0.0]).is_err());

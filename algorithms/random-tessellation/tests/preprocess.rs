@@ -2,6 +2,7 @@
 //! covariance, top-variance selection against a brute-force sort, ANOVA F against a hand
 //! computation; training-only statistics, degenerate columns, weights and errors.
 
+use kernel_core::CoreError;
 use ndarray::{array, s, Array1, Array2, ArrayView2, Axis};
 use ndarray_linalg::{Eigh, UPLO};
 use rand::{Rng, SeedableRng};
@@ -492,7 +493,7 @@ fn invalid_inputs_are_errors() {
     ] {
         assert!(matches!(
             call(x.view(), &y, x.view(), &p, WeightRule::Uniform),
-            Err(RtfError::InvalidParameter { .. })
+            Err(RtfError::Core(CoreError::InvalidParameter { .. }))
         ));
     }
     let wide = Array2::<f64>::zeros((2, 3));
@@ -520,19 +521,19 @@ fn invalid_inputs_are_errors() {
     );
     assert!(matches!(
         prepare(x.view(), &y, 0, x.view(), &pre, WeightRule::Uniform),
-        Err(RtfError::InvalidParameter {
+        Err(RtfError::Core(CoreError::InvalidParameter {
             name: "n_classes",
             ..
-        })
+        }))
     ));
     let empty = Array2::<f64>::zeros((0, 2));
     assert!(matches!(
         call(empty.view(), &[], x.view(), &pre, WeightRule::Uniform),
-        Err(RtfError::EmptyInput {
+        Err(RtfError::Core(CoreError::EmptyInput {
             rows: 0,
             columns: 2,
             ..
-        })
+        }))
     ));
     let no_cols = Array2::<f64>::zeros((3, 0));
     assert!(matches!(
@@ -543,11 +544,11 @@ fn invalid_inputs_are_errors() {
             &pre,
             WeightRule::Uniform
         ),
-        Err(RtfError::EmptyInput {
+        Err(RtfError::Core(CoreError::EmptyInput {
             rows: 3,
             columns: 0,
             ..
-        })
+        }))
     ));
     assert_eq!(
         call(

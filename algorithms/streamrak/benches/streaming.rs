@@ -4,6 +4,7 @@
 //! `cargo bench -p streamrak`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use kernel_core::StreamingRegressor;
 use ndarray::{s, Array2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -8,6 +8,7 @@
 //! points, the fitted levels, the tree's nodes and the process's peak resident set (VmHWM) in
 //! MiB (MAX_LEVEL: deepest level fitted, default 16).
 
+use kernel_core::StreamingRegressor;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma, Normal};

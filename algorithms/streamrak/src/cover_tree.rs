@@ -10,24 +10,9 @@ use std::f64::consts::PI;
 
 use rand::seq::SliceRandom;
 use rand::Rng;
-use thiserror::Error;
 
+use crate::error::{check_finite_point, StreamError};
 use crate::levels::{draw_landmarks, LevelMonitor, LevelParams};
-
-/// What went wrong with a tree's parameters or inputs.
-#[derive(Debug, Error, PartialEq)]
-pub enum StreamError {
-    #[error("invalid parameter {name} = {value}: expected {expected}")]
-    InvalidParameter {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
-    #[error("a point has {got} coordinates, the tree {expected}")]
-    DimensionMismatch { expected: usize, got: usize },
-    #[error("a point or target value is not finite")]
-    NonFinite,
-}
 
 /// The tree's constants (spec §3; α, D_cf and h are hard-coded in the authors' code).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,7 +41,8 @@ impl CoverTreeParams {
         }
     }
 
-    fn check(&self) -> Result<(), StreamError> {
+    /// Checks every constant against its domain (r0 > 0, α in (0, 1], D_cf in (0, 1), h > 0).
+    pub fn check(&self) -> Result<(), StreamError> {
         let bad = |name, value: f64, expected| {
             Err(StreamError::InvalidParameter {
                 name,
@@ -135,6 +121,8 @@ pub struct DampedCoverTree {
     saturated_per_level: Vec<usize>,
     occupied: u64,
     dropped: u64,
+    /// Points offered to [`Self::insert`] (the root is point 0).
+    offered: u64,
     monitor: LevelMonitor,
     /// Levels that became landmark-ready and were not yet taken.
     newly_ready: Vec<usize>,
@@ -151,9 +139,7 @@ impl DampedCoverTree {
                 expected: "at least 1 coordinate",
             });
         }
-        if root.iter().chain(target).any(|v| !v.is_finite()) {
-            return Err(StreamError::NonFinite);
-        }
+        check_finite_point(root, target, 0)?;
         Ok(Self {
             params,
             dim: root.len(),
@@ -173,6 +159,7 @@ impl DampedCoverTree {
             saturated_per_level: vec![0],
             occupied: 0,
             dropped: 0,
+            offered: 0,
             monitor: LevelMonitor::new(LevelParams::default_config()),
             newly_ready: Vec::new(),
         })
@@ -242,20 +229,21 @@ impl DampedCoverTree {
         rng: &mut R,
     ) -> Result<Insertion, StreamError> {
         if x.len() != self.dim {
-            return Err(StreamError::DimensionMismatch {
-                expected: self.dim,
-                got: x.len(),
-            });
+            return Err(StreamError::shape(
+                "coordinates of a streamed point vs the tree's",
+                self.dim,
+                x.len(),
+            ));
         }
         if y.len() != self.target_dim {
-            return Err(StreamError::DimensionMismatch {
-                expected: self.target_dim,
-                got: y.len(),
-            });
+            return Err(StreamError::shape(
+                "targets of a streamed point vs the tree's",
+                self.target_dim,
+                y.len(),
+            ));
         }
-        if x.iter().chain(y).any(|v| !v.is_finite()) {
-            return Err(StreamError::NonFinite);
-        }
+        self.offered += 1;
+        check_finite_point(x, y, self.offered)?;
         // 1. Outside the root ball.
         if self.distance(0, x) > self.params.r0 {
             self.dropped += 1;
@@ -630,11 +618,24 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(0);
         assert!(matches!(
             t.insert(&[0.0], &[0.0], &mut rng),
-            Err(StreamError::DimensionMismatch { .. })
+            Err(StreamError::ShapeMismatch { .. })
         ));
-        assert_eq!(
+        assert!(matches!(
             t.insert(&[f64::NAN, 0.0], &[0.0], &mut rng),
-            Err(StreamError::NonFinite)
-        );
+            Err(StreamError::NonFiniteInput {
+                what: "streamed point",
+                row: 1,
+                column: 0,
+                ..
+            })
+        ));
+        assert!(matches!(
+            t.insert(&[0.0, 0.0], &[f64::INFINITY], &mut rng),
+            Err(StreamError::NonFiniteInput {
+                what: "streamed target",
+                row: 2,
+                ..
+            })
+        ));
     }
 }

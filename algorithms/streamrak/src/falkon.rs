@@ -4,10 +4,14 @@
 //! gradients preconditioned with the Cholesky factors T (K_mm = TᵀT) and A
 //! (TTᵀ/m + λI = AᵀA).
 
+use kernel_core::cg::{identity, try_conjugate_gradient, CgOptions, CgStop};
+use kernel_core::error::{at_least_one, non_negative, positive};
+use kernel_core::{CoreError, Predictor};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
 
-use crate::cover_tree::StreamError;
+use crate::error::StreamError;
+pub use crate::kernel::gaussian_kernel;
 use crate::statistics::{LevelStatistics, CHUNK};
 
 /// The solver's constants; the paper's experiments use λ = 1e-3, 10 CG iterations, a CG
@@ -21,6 +25,16 @@ pub struct FalkonParams {
 }
 
 impl FalkonParams {
+    /// Checks every constant against its domain: λ > 0, at least one CG iteration, a threshold
+    /// and a jitter ≥ 0.
+    pub fn check(&self) -> Result<(), StreamError> {
+        positive("lambda", self.lambda)?;
+        at_least_one("cg_max_iterations", self.cg_max_iterations)?;
+        non_negative("cg_threshold", self.cg_threshold)?;
+        non_negative("jitter", self.jitter)?;
+        Ok(())
+    }
+
     pub fn paper() -> Self {
         Self {
             lambda: 1e-3,
@@ -31,42 +45,6 @@ impl FalkonParams {
     }
 }
 
-/// Below this, exp(x) is exactly 0.0 in double precision.
-const UNDERFLOW: f64 = -745.2;
-
-/// The Gaussian kernel matrix exp(−‖a_i − b_j‖² / (2r²)) of the rows of `a` and `b`.
-pub fn gaussian_kernel(a: ArrayView2<f64>, b: ArrayView2<f64>, r: f64) -> Array2<f64> {
-    let scale = -0.5 / (r * r);
-    let (n, m, d) = (a.nrows(), b.nrows(), a.ncols());
-    assert_eq!(
-        d,
-        b.ncols(),
-        "internal error: kernel of points of different dimensions"
-    );
-    let (a, b) = (a.as_standard_layout(), b.as_standard_layout());
-    let (a, b) = (
-        a.as_slice().expect("standard layout"),
-        b.as_slice().expect("standard layout"),
-    );
-    let mut out = Vec::with_capacity(n * m);
-    for ai in a.chunks_exact(d.max(1)).take(n) {
-        for bj in b.chunks_exact(d.max(1)).take(m) {
-            let mut d2 = 0.0;
-            for (u, v) in ai.iter().zip(bj) {
-                d2 += (u - v) * (u - v);
-            }
-            let e = scale * d2;
-            // exp underflows to exactly 0 below −745.2: skip the call (most entries at fine
-            // levels).
-            out.push(if e < UNDERFLOW { 0.0 } else { e.exp() });
-        }
-    }
-    if d == 0 {
-        out.resize(n * m, 1.0);
-    }
-    Array2::from_shape_vec((n, m), out).expect("n x m values")
-}
-
 /// A fitted kernel expansion f(x) = Σ_j α_j k_r(x, λ_j) (one pyramid level, or FALKON).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expansion {
@@ -75,9 +53,18 @@ pub struct Expansion {
     pub alpha: Array2<f64>,
 }
 
-impl Expansion {
-    /// f(x), one row per point (kernel rows computed in blocks of [`CHUNK`] points).
-    pub fn predict(&self, x: ArrayView2<f64>) -> Array2<f64> {
+impl Predictor for Expansion {
+    type Output = Array2<f64>;
+    type Error = StreamError;
+
+    /// f(x), one row per point (kernel rows computed in blocks of [`CHUNK`] points); an error if
+    /// `x` has another number of columns than the landmarks.
+    fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, StreamError> {
+        kernel_core::error::check_columns(
+            "columns of the points vs the landmarks'",
+            x,
+            self.landmarks.ncols(),
+        )?;
         let mut f = Array2::zeros((x.nrows(), self.alpha.ncols()));
         for start in (0..x.nrows()).step_by(CHUNK) {
             let end = (start + CHUNK).min(x.nrows());
@@ -88,9 +75,11 @@ impl Expansion {
             );
             f.slice_mut(s![start..end, ..]).assign(&k.dot(&self.alpha));
         }
-        f
+        Ok(f)
     }
+}
 
+impl Expansion {
     /// The FALKON solve of the statistics' level.
     pub fn fit(stats: &LevelStatistics, falkon: FalkonParams) -> Result<Self, StreamError> {
         let lm = stats.landmarks();
@@ -110,11 +99,7 @@ impl Expansion {
 }
 
 fn linalg<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> StreamError {
-    move |e| StreamError::InvalidParameter {
-        name: what,
-        value: e.to_string(),
-        expected: "a factorisation that succeeds (positive definite matrix)",
-    }
+    move |e| CoreError::solve(what, e)
 }
 
 /// α (m × p) of the level: the FALKON iterate after at most `cg_max_iterations` CG steps per
@@ -126,23 +111,34 @@ pub fn solve(
     n: usize,
     p: FalkonParams,
 ) -> Result<Array2<f64>, StreamError> {
+    p.check()?;
     let m = k_mm.nrows();
-    if k_mm.ncols() != m || ktk.dim() != (m, m) || z.nrows() != m || n == 0 {
-        return Err(StreamError::DimensionMismatch {
-            expected: m,
-            got: ktk.nrows().max(z.nrows()),
-        });
+    if k_mm.ncols() != m || ktk.dim() != (m, m) || z.nrows() != m {
+        return Err(StreamError::shape(
+            "rows of K_m^T K_m and Z vs the landmarks",
+            m,
+            ktk.nrows().max(z.nrows()),
+        ));
+    }
+    if n == 0 {
+        return Err(StreamError::invalid_input(
+            "number of rows of the statistics",
+            0,
+            "at least 1 row",
+        ));
     }
     let nf = n as f64;
     let mut kj = k_mm.to_owned();
     kj.diag_mut().mapv_inplace(|v| v + p.jitter);
     // K_mm + jitter = TᵀT (T upper).
-    let t = kj.cholesky(UPLO::Upper).map_err(linalg("K_mm"))?;
+    let t = kj
+        .cholesky(UPLO::Upper)
+        .map_err(linalg("Cholesky factorisation of K_mm + jitter"))?;
     let mut tt = t.dot(&t.t()) / m as f64;
     tt.diag_mut().mapv_inplace(|v| v + p.lambda);
     let a = tt
         .cholesky(UPLO::Upper)
-        .map_err(linalg("T T^T / m + lambda I"))?;
+        .map_err(linalg("Cholesky factorisation of T T^T / m + lambda I"))?;
     // Triangular solves: x = U⁻¹ v and x = U⁻ᵀ v for an upper U.
     let inv = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
         u.solve_triangular(UPLO::Upper, Diag::NonUnit, v)
@@ -171,54 +167,47 @@ pub fn solve(
     Ok(alpha)
 }
 
-/// CG on W β = b from β = 0: at most `max_iterations` steps, stopping when ‖r‖ < `threshold`.
+/// CG on W β = b from β = 0: at most `max_iterations` steps, stopping when ‖r‖ < `threshold`;
+/// kernel-core's CG without preconditioner (the FALKON preconditioner is inside W), with
+/// ndarray's inner products, the sums this solve has always used.
 fn conjugate_gradient(
     apply: &impl Fn(&Array1<f64>) -> Result<Array1<f64>, StreamError>,
     b: ArrayView1<f64>,
     max_iterations: usize,
     threshold: f64,
 ) -> Result<Array1<f64>, StreamError> {
-    let mut x = Array1::zeros(b.len());
-    let mut r = b.to_owned();
-    let mut d = r.clone();
-    let mut rr = r.dot(&r);
-    for _ in 0..max_iterations {
-        if rr.sqrt() < threshold {
-            break;
-        }
-        let wd = apply(&d)?;
-        let step = rr / d.dot(&wd);
-        x.scaled_add(step, &d);
-        r.scaled_add(-step, &wd);
-        let rr_new = r.dot(&r);
-        d = &r + &(&d * (rr_new / rr));
-        rr = rr_new;
-    }
-    Ok(x)
+    let b = b.to_vec();
+    let mut x = vec![0.0; b.len()];
+    let options = CgOptions {
+        stop: CgStop::Below(threshold),
+        max_iterations,
+        dot: |u, v| ArrayView1::from(u).dot(&ArrayView1::from(v)),
+        zero_start: true,
+    };
+    try_conjugate_gradient(
+        |v, out| {
+            let wv = apply(&Array1::from(v.to_vec()))?;
+            out.copy_from_slice(wv.as_slice().expect("contiguous"));
+            Ok(())
+        },
+        |r, z| {
+            identity(r, z);
+            Ok::<(), StreamError>(())
+        },
+        &b,
+        &mut x,
+        &options,
+    )?;
+    Ok(Array1::from(x))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::gaussian_kernel;
     use ndarray_linalg::Solve;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-
-    /// Skipping exp below the cutoff changes no entry: exp is already exactly 0 there.
-    #[test]
-    fn the_underflow_cutoff_changes_no_kernel_value() {
-        assert_eq!(UNDERFLOW.exp(), 0.0);
-        let a = ndarray::array![[0.0], [1.0]];
-        let b = ndarray::array![[0.0], [0.5], [3.0]];
-        let r = 0.05;
-        let k = gaussian_kernel(a.view(), b.view(), r);
-        for i in 0..2 {
-            for j in 0..3 {
-                let d: f64 = a[[i, 0]] - b[[j, 0]];
-                assert_eq!(k[[i, j]], (-d * d / (2.0 * r * r)).exp());
-            }
-        }
-    }
 
     /// Spec §12.3: with many CG iterations FALKON reaches the exact Nyström KRR solution
     /// (KᵀK + λn K_mm)⁻¹ Z; compared through the predictions K α (α itself is ill-conditioned).

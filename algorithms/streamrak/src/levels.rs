@@ -5,8 +5,11 @@
 //! its landmarks are then m_l = min(⌊δ₀·√|Q_l|⌋, #saturated) saturated centres drawn without
 //! replacement.
 
+use kernel_core::error::positive;
 use rand::seq::index::sample;
 use rand::Rng;
+
+use crate::error::StreamError;
 
 /// The monitor's constants (spec §4 table).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,6 +33,22 @@ impl LevelParams {
             d_level: 0.9,
             delta0: 20.0,
         }
+    }
+
+    /// Checks every constant against its domain: the rates and D_level in (0, 1), δ₀ > 0
+    /// (named as configs name them: `high_rate`, `low_rate`, `d_level`, `delta0`).
+    pub fn check(&self) -> Result<(), StreamError> {
+        for (name, v) in [
+            ("high_rate", self.high_rate),
+            ("low_rate", self.low_rate),
+            ("d_level", self.d_level),
+        ] {
+            if !(v > 0.0 && v < 1.0) {
+                return Err(StreamError::invalid(name, v, "a number in (0, 1)"));
+            }
+        }
+        positive("delta0", self.delta0)?;
+        Ok(())
     }
 
     fn rate(&self, level: usize) -> f64 {

@@ -5,12 +5,15 @@
 //! feed the point's residual to the collecting level; fit it when its statistics settle. Only
 //! the tree, one collector and the fitted levels' coefficients are kept.
 
+use kernel_core::{Predictor, StreamingRegressor};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::index::sample;
 use rand::Rng;
 
-use crate::cover_tree::{CoverTreeParams, DampedCoverTree, StreamError};
-use crate::falkon::{gaussian_kernel, Expansion, FalkonParams};
+use crate::cover_tree::{CoverTreeParams, DampedCoverTree};
+use crate::error::StreamError;
+use crate::falkon::{Expansion, FalkonParams};
+use crate::kernel::gaussian_kernel;
 use crate::levels::LevelParams;
 use crate::statistics::{ConvergenceParams, LevelCollector, LevelStatistics};
 
@@ -53,7 +56,8 @@ struct Queued {
     candidates: usize,
 }
 
-/// The model being streamed.
+/// The model being streamed: a [`StreamingRegressor`] (push the points after the root, then
+/// finish) that predicts with the levels fitted so far.
 pub struct Streamrak {
     params: StreamrakParams,
     tree: DampedCoverTree,
@@ -64,9 +68,21 @@ pub struct Streamrak {
     seen: u64,
 }
 
+impl StreamrakParams {
+    /// Checks the constants of the tree, the levels, the stopping rule and the solver.
+    pub fn check(&self) -> Result<(), StreamError> {
+        self.tree.check()?;
+        self.levels.check()?;
+        self.convergence.check()?;
+        self.falkon.check()
+    }
+}
+
 impl Streamrak {
-    /// A model whose tree is rooted at the first streamed point (x0, y0).
+    /// A model whose tree is rooted at the first streamed point (x0, y0); an error if a
+    /// constant is outside its domain ([`StreamrakParams::check`]).
     pub fn new(x0: &[f64], y0: &[f64], params: StreamrakParams) -> Result<Self, StreamError> {
+        params.check()?;
         Ok(Self {
             params,
             tree: DampedCoverTree::new(x0, y0, params.tree)?.with_levels(params.levels),
@@ -78,7 +94,16 @@ impl Streamrak {
     }
 
     /// Prediction of the fitted levels up to `max_level` (all when `None`), one row per point.
-    pub fn predict(&self, x: ArrayView2<f64>, max_level: Option<usize>) -> Array2<f64> {
+    pub fn predict_levels(
+        &self,
+        x: ArrayView2<f64>,
+        max_level: Option<usize>,
+    ) -> Result<Array2<f64>, StreamError> {
+        kernel_core::error::check_columns(
+            "columns of the points vs the tree's",
+            x,
+            self.tree.centre(0).len(),
+        )?;
         let p = self.tree.target(0).len();
         let mut f = Array2::zeros((x.nrows(), p));
         for lvl in self
@@ -86,42 +111,9 @@ impl Streamrak {
             .iter()
             .filter(|l| max_level.is_none_or(|m| l.level <= m))
         {
-            f += &lvl.expansion.predict(x);
+            f += &lvl.expansion.predict(x)?;
         }
-        f
-    }
-
-    /// Streams one point.
-    pub fn push<R: Rng + ?Sized>(
-        &mut self,
-        x: &[f64],
-        y: &[f64],
-        rng: &mut R,
-    ) -> Result<(), StreamError> {
-        self.seen += 1;
-        self.tree.insert(x, y, rng)?;
-        for level in self.tree.take_ready() {
-            if level <= self.params.max_level {
-                let landmarks = self.tree.landmarks(level, rng);
-                if !landmarks.is_empty() {
-                    self.queue.push(Queued {
-                        level,
-                        landmarks,
-                        ready_after: self.seen,
-                        nodes: self.tree.nodes_per_level()[level],
-                        candidates: self.tree.saturated_per_level()[level],
-                    });
-                }
-            }
-        }
-        self.stage(rng)?;
-        if let Some((_, collector)) = &mut self.collecting {
-            let r = residual(&self.fitted, x, y);
-            if collector.push(x, r.as_slice().expect("contiguous"))? {
-                self.fit()?;
-            }
-        }
-        Ok(())
+        Ok(f)
     }
 
     /// Starts collecting the lowest queued level if none is collecting and its predecessor is
@@ -208,9 +200,65 @@ impl Streamrak {
         Ok(())
     }
 
+    /// The fitted levels, in the order they were fitted.
+    pub fn levels(&self) -> &[FittedLevel] {
+        &self.fitted
+    }
+
+    /// The damped cover tree.
+    pub fn tree(&self) -> &DampedCoverTree {
+        &self.tree
+    }
+}
+
+impl Predictor for Streamrak {
+    type Output = Array2<f64>;
+    type Error = StreamError;
+
+    /// The sum of every fitted level ([`Streamrak::predict_levels`] of all).
+    fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, StreamError> {
+        self.predict_levels(x, None)
+    }
+}
+
+impl StreamingRegressor for Streamrak {
+    /// Streams one point: the tree, the levels that become ready, the collecting level; `rng`
+    /// draws the tree's child order, the landmarks and the initial rows.
+    fn push<R: Rng + ?Sized>(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        rng: &mut R,
+    ) -> Result<(), StreamError> {
+        self.seen += 1;
+        self.tree.insert(x, y, rng)?;
+        for level in self.tree.take_ready() {
+            if level <= self.params.max_level {
+                let landmarks = self.tree.landmarks(level, rng);
+                if !landmarks.is_empty() {
+                    self.queue.push(Queued {
+                        level,
+                        landmarks,
+                        ready_after: self.seen,
+                        nodes: self.tree.nodes_per_level()[level],
+                        candidates: self.tree.saturated_per_level()[level],
+                    });
+                }
+            }
+        }
+        self.stage(rng)?;
+        if let Some((_, collector)) = &mut self.collecting {
+            let r = residual(&self.fitted, x, y);
+            if collector.push(x, r.as_slice().expect("contiguous"))? {
+                self.fit()?;
+            }
+        }
+        Ok(())
+    }
+
     /// End of the stream (spec §5 step 5): fits the collecting level with what it has, then every
     /// queued level in order.
-    pub fn finish<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), StreamError> {
+    fn finish<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), StreamError> {
         self.fit()?;
         while !self.queue.is_empty() {
             let before = self.queue.len();
@@ -221,16 +269,6 @@ impl Streamrak {
             self.fit()?;
         }
         Ok(())
-    }
-
-    /// The fitted levels, in the order they were fitted.
-    pub fn levels(&self) -> &[FittedLevel] {
-        &self.fitted
-    }
-
-    /// The damped cover tree.
-    pub fn tree(&self) -> &DampedCoverTree {
-        &self.tree
     }
 }
 
@@ -288,7 +326,7 @@ mod tests {
         let test = Array2::from_shape_fn((2_000, 1), |_| rng.random::<f64>());
         let truth = test.mapv(f);
         let mse = |l: usize| {
-            (&model.predict(test.view(), Some(l)) - &truth)
+            (&model.predict_levels(test.view(), Some(l)).unwrap() - &truth)
                 .mapv(|v| v * v)
                 .mean()
                 .unwrap()

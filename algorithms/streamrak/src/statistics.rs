@@ -8,8 +8,10 @@
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Eigh, UPLO};
 
-use crate::cover_tree::StreamError;
-use crate::falkon::gaussian_kernel;
+use kernel_core::error::{at_least_one, check_finite, positive};
+
+use crate::error::StreamError;
+use crate::kernel::gaussian_kernel;
 
 /// Rows per block when a batch is added (the authors' code: 10,000).
 pub const CHUNK: usize = 10_000;
@@ -49,16 +51,29 @@ impl LevelStatistics {
     }
 
     fn check(&self, x: ArrayView2<f64>, residual: ArrayView2<f64>) -> Result<(), StreamError> {
-        if x.ncols() != self.landmarks.ncols()
-            || residual.ncols() != self.z.ncols()
-            || x.nrows() != residual.nrows()
-        {
-            return Err(StreamError::DimensionMismatch {
-                expected: self.landmarks.ncols(),
-                got: x.ncols(),
-            });
+        if x.ncols() != self.landmarks.ncols() {
+            return Err(StreamError::shape(
+                "columns of the points vs the landmarks'",
+                self.landmarks.ncols(),
+                x.ncols(),
+            ));
         }
-        Ok(())
+        if residual.ncols() != self.z.ncols() {
+            return Err(StreamError::shape(
+                "targets per point vs the level's",
+                self.z.ncols(),
+                residual.ncols(),
+            ));
+        }
+        if x.nrows() != residual.nrows() {
+            return Err(StreamError::shape(
+                "rows of the targets vs the points'",
+                x.nrows(),
+                residual.nrows(),
+            ));
+        }
+        check_finite("points", x)?;
+        check_finite("targets", residual)
     }
 
     /// Adds rows (x_i, y_i − f_{l−1}(x_i)) in blocks of [`CHUNK`].
@@ -166,6 +181,25 @@ pub struct ConvergenceParams {
     pub upper_limit: usize,
 }
 
+impl ConvergenceParams {
+    /// Checks every constant against its domain: thresholds > 0, `track_length` and `interval`
+    /// at least 1, `upper_limit` not below `lower_limit`.
+    pub fn check(&self) -> Result<(), StreamError> {
+        positive("k_threshold", self.k_threshold)?;
+        positive("z_threshold", self.z_threshold)?;
+        at_least_one("track_length", self.track_length)?;
+        at_least_one("interval", self.interval)?;
+        if self.upper_limit < self.lower_limit {
+            return Err(StreamError::invalid(
+                "upper_limit",
+                self.upper_limit,
+                "at least lower_limit",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A level collecting its statistics from the stream (spec §5 steps 3-4): points are buffered
 /// (at most `interval` + 1 rows are held), then added in one block and checked one at a time
 /// until ΔK and ΔZ stay under their thresholds for `track_length` points in a row (converged)
@@ -198,11 +232,19 @@ impl LevelCollector {
     /// converged with more than `lower_limit` rows, or more than `upper_limit` rows.
     pub fn push(&mut self, x: &[f64], residual: &[f64]) -> Result<bool, StreamError> {
         let (d, p) = (self.stats.landmarks.ncols(), self.stats.z.ncols());
-        if x.len() != d || residual.len() != p {
-            return Err(StreamError::DimensionMismatch {
-                expected: d,
-                got: x.len(),
-            });
+        if x.len() != d {
+            return Err(StreamError::shape(
+                "coordinates of a point vs the landmarks'",
+                d,
+                x.len(),
+            ));
+        }
+        if residual.len() != p {
+            return Err(StreamError::shape(
+                "targets of a point vs the level's",
+                p,
+                residual.len(),
+            ));
         }
         if self.converged {
             // Converged but not yet above the lower limit: keep adding.

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use kernel_core::CoreError;
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -90,12 +91,12 @@ pub fn assert_non_finite<T: std::fmt::Debug>(
 ) {
     match result {
         Err(
-            e @ RtfError::NonFiniteInput {
+            e @ RtfError::Core(CoreError::NonFiniteInput {
                 what: w,
                 row: r,
                 column: c,
                 ..
-            },
+            }),
         ) => {
             assert_eq!((w, r, c), (what, row, column), "{e}");
             let named = format!("{what} row {row}, column {column} is not finite");
@@ -114,14 +115,14 @@ pub fn assert_shape_mismatch<T: std::fmt::Debug>(
 ) {
     match result {
         Err(
-            e @ RtfError::ShapeMismatch {
+            e @ RtfError::Core(CoreError::ShapeMismatch {
                 expected: x,
                 got: g,
                 ..
-            },
+            }),
         ) => {
             assert_eq!((x, g), (expected, got), "{e}");
-            let said = format!(": expected {expected}, got {got}");
+            let said = format!("(expected {expected}, got {got})");
             assert!(e.to_string().ends_with(&said), "{e}");
         }
         other => panic!("expected a shape mismatch ({expected} vs {got}), got {other:?}"),

@@ -19,11 +19,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{bail, Result};
-use fastfood::fit::{mnlp, rmse, standardise, ExactFit};
+use fastfood::fit::{standardise, ExactFit};
 use fastfood::{
-    fit_ard_family, fit_exact, fit_from_ard, predict, predict_exact, Family, Fit, LbfgsSettings,
-    Protocol,
+    fit_ard_family, fit_exact, fit_from_ard, Family, Fit, LbfgsSettings, Method, Protocol,
 };
+use kernel_core::metrics::{mnlp, rmse};
+use kernel_core::Predictor;
 use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
@@ -37,36 +38,6 @@ use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
 pub struct FastfoodRegression;
-
-/// The methods of the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    Rbf,
-    Ard,
-    Fsard,
-    Fsgbard,
-    Gm,
-    Pwl,
-    Ssgpr,
-    /// The exact ARD GP.
-    ExactArd,
-}
-
-impl Method {
-    fn family(self) -> Option<Family> {
-        Some(match self {
-            Method::Rbf => Family::Rbf,
-            Method::Ard => Family::Ard,
-            Method::Fsard => Family::Fsard,
-            Method::Fsgbard => Family::Fsgbard,
-            Method::Gm => Family::Gm,
-            Method::Pwl => Family::Pwl,
-            Method::Ssgpr => Family::Ssgpr,
-            Method::ExactArd => return None,
-        })
-    }
-}
 
 fn default_m() -> usize {
     256
@@ -174,7 +145,7 @@ impl Params for RegressionParams {
                 return Err(format!("{name} = {v}: expected 1..={max}"));
             }
         }
-        if self.method == Method::Gm && self.m < 2 * self.components {
+        if self.method == Method::Features(Family::Gm) && self.m < 2 * self.components {
             return Err(format!(
                 "m = {} with components = {}: GM needs m >= 2 Q (a ± frequency pair per component)",
                 self.m, self.components
@@ -292,7 +263,7 @@ impl Kind for FastfoodRegression {
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
     const SOURCES: Sources = Sources {
-        crates: &["fastfood", "datasets"],
+        crates: &["fastfood", "kernel-core", "datasets"],
         files: &[
             "experiments/src/kinds/a_la_carte/fastfood_regression.rs",
             "experiments/src/kinds/common/clock.rs",
@@ -387,7 +358,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
             let f = fit_exact(xv, yv, &protocol, &ard_rng, &budget)?;
             (Fitted::Exact(f), 0.0, clock.cpu())
         }
-        Method::Rbf => {
+        Method::Features(Family::Rbf) => {
             let f = fit_ard_family(Family::Rbf, xv, yv, &protocol, &ard_rng, &budget)?;
             (Fitted::Features(Box::new(f)), 0.0, clock.cpu())
         }
@@ -415,7 +386,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
                 Ok(v) => v,
                 Err(e) => bail!("the ARD fit failed: {e}"),
             };
-            if p.method == Method::Ard {
+            if p.method == Method::Features(Family::Ard) {
                 (Fitted::Features(Box::new(ard.clone())), 0.0, *ard_seconds)
             } else {
                 let family = p.method.family().expect("a feature model");
@@ -431,7 +402,8 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
     let (mean, var, nlml, iterations, evaluations, stop, n_features, n_hyper, values) =
         match &fitted {
             Fitted::Features(f) => {
-                let (mean, var) = predict(f, xv, yv, test.view())?;
+                let predicted = f.posterior(xv, yv)?.predict(test.view())?;
+                let (mean, var) = (predicted.mean, predicted.variance);
                 let hyper = f.model.n_params();
                 (
                     mean,
@@ -446,7 +418,8 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
                 )
             }
             Fitted::Exact(f) => {
-                let (mean, var) = predict_exact(f, xv, yv, test.view())?;
+                let predicted = f.posterior(xv, yv)?.predict(test.view())?;
+                let (mean, var) = (predicted.mean, predicted.variance);
                 let hyper = f.theta.len();
                 (
                     mean,
@@ -462,16 +435,19 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
             }
         };
     let predict_seconds = clock.cpu();
-    let error = rmse(&mean, d.test_y.view());
+    let error = rmse(mean.view(), d.test_y.view())?;
     let null = rmse(
-        &Array1::from_elem(d.test_y.len(), y.mean().unwrap_or(0.0)),
+        Array1::from_elem(d.test_y.len(), y.mean().unwrap_or(0.0)).view(),
         d.test_y.view(),
-    );
+    )?;
     Ok(vec![row([
         ("rmse", Value::from(error)),
         ("null_rmse", Value::from(null)),
         ("relative_rmse", Value::from(error / null)),
-        ("mnlp", Value::from(mnlp(&mean, &var, d.test_y.view()))),
+        (
+            "mnlp",
+            Value::from(mnlp(mean.view(), var.view(), d.test_y.view())?),
+        ),
         ("train_nlml", Value::from(nlml)),
         ("n_train", x.nrows().into()),
         ("n_test", d.test_y.len().into()),

@@ -17,10 +17,11 @@
 
 use anyhow::Result;
 use fastfood::evidence::dual_from_gram;
-use fastfood::fit::{mnlp, rmse};
 use fastfood::radial::PiecewiseLinear;
 use fastfood::spectra::{ModelSpectrum, RadialKernel, SpectralMixture};
-use fastfood::{fit_ard_family, fit_from_ard, predict, Family, LbfgsSettings, Protocol};
+use fastfood::{fit_ard_family, fit_from_ard, Family, LbfgsSettings, Protocol};
+use kernel_core::metrics::{mnlp, rmse};
+use kernel_core::Predictor;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -374,7 +375,8 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
                 None => ard,
                 Some(f) => fit_from_ard(f, xtr, ytr, &protocol, &ard, &mut method_rng, &progress)?,
             };
-            let (mean, var) = predict(&fit, xtr, ytr, xte)?;
+            let predicted = fit.posterior(xtr, ytr)?.predict(xte)?;
+            let (mean, var) = (predicted.mean, predicted.variance);
             let mut r = ctx.rng("spectrum");
             let nlml = fit.nlml;
             (mean, var, nlml, {
@@ -396,7 +398,7 @@ fn recovery(p: &RecoveryParams, ctx: &CellContext) -> Result<Vec<Row>> {
         .sum::<f64>()
         + (out[0] - true_out[0]).abs()
         + (out[1] - true_out[1]).abs();
-    let (error, nlp) = (rmse(&mean, yte), mnlp(&mean, &var, yte));
+    let (error, nlp) = (rmse(mean.view(), yte)?, mnlp(mean.view(), var.view(), yte)?);
     let calibration = error * error / (var.sum() / var.len().max(1) as f64);
     Ok(centres
         .iter()

@@ -43,8 +43,10 @@ impl Params for AgreementParams {
         if self.dim == 0 {
             return Err("dim = 0: at least 1".into());
         }
-        if !(2..=1 << 16).contains(&self.psi) {
-            return Err(format!("psi = {}: expected 2 ..= 65536", self.psi));
+        // ψ's domain is the crate's; 65536 is this kind's size limit.
+        isolation_kernel::check_psi("psi", self.psi).map_err(|e| e.to_string())?;
+        if self.psi > 1 << 16 {
+            return Err(format!("psi = {}: at most 65536", self.psi));
         }
         if !(1..=100_000).contains(&self.t) {
             return Err(format!("t = {}: expected 1 ..= 100000", self.t));

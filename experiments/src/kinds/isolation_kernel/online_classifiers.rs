@@ -226,9 +226,12 @@ impl LearnerParams {
 
     pub fn check(&self) -> Result<(), String> {
         let method = Method::find(&self.method)?;
-        let check_psi = |name: &str, psi: usize| {
-            if !(2..=MAX_PSI).contains(&psi) {
-                Err(format!("{name} = {psi}: expected 2 ..= {MAX_PSI}"))
+        // ψ's domain is the crate's (isolation_kernel::check_psi); MAX_PSI is this harness's
+        // memory limit.
+        let check_psi = |name: &'static str, psi: usize| {
+            isolation_kernel::check_psi(name, psi).map_err(|e| e.to_string())?;
+            if psi > MAX_PSI {
+                Err(format!("{name} = {psi}: at most {MAX_PSI} (memory)"))
             } else {
                 Ok(())
             }
@@ -459,9 +462,9 @@ impl Classifier {
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let c = ex.label(i);
                         let g = match model {
-                            IkModel::Primal(m) => m.update(row, c),
-                            IkModel::Naive(m) => m.update(row, c),
-                            IkModel::Dual(m) => m.update(row, c),
+                            IkModel::Primal(m) => m.update(row, c)?,
+                            IkModel::Naive(m) => m.update(row, c)?,
+                            IkModel::Dual(m) => m.update(row, c)?,
                         };
                         mistakes += usize::from(label(g) != c);
                     }
@@ -493,9 +496,9 @@ impl Classifier {
                     let phi = Self::phi(map, ex, ids)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let g = match model {
-                            IkModel::Primal(m) => m.predict_one(row),
-                            IkModel::Naive(m) => m.predict_one(row),
-                            IkModel::Dual(m) => m.predict_one(row),
+                            IkModel::Primal(m) => m.predict_one(row)?,
+                            IkModel::Naive(m) => m.predict_one(row)?,
+                            IkModel::Dual(m) => m.predict_one(row)?,
                         };
                         correct += usize::from(label(g) == ex.label(i));
                     }

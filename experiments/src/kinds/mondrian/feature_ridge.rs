@@ -13,7 +13,7 @@ use kernel_core::kernel::laplace_gram;
 use kernel_core::metrics::relative_error_percent;
 use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::{kernel_ridge, nested_ridge};
-use kernel_core::{DenseFeatures, Features};
+use kernel_core::{DenseFeatures, Features, Lifetime};
 use ndarray::{s, Array1};
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +41,7 @@ pub struct FeatureRidgeParams {
     /// [`crate::kinds::mondrian::feature_maps`]) or `exact_laplace`.
     pub method: String,
     /// λ of the Laplace kernel (the Mondrian lifetime).
-    pub lifetime: f64,
+    pub lifetime: Lifetime,
     /// Ridge penalty δ on the scaled features (and on the kernel matrix).
     pub delta: f64,
     /// Largest number of non-zero features per point (orders as in kernel_approximation).
@@ -50,7 +50,6 @@ pub struct FeatureRidgeParams {
 
 impl Params for FeatureRidgeParams {
     fn check(&self) -> Result<(), String> {
-        positive("lifetime", self.lifetime)?;
         positive("delta", self.delta)?;
         if self.method != EXACT_LAPLACE {
             let method =
@@ -135,7 +134,7 @@ impl Kind for FeatureRidge {
         }
         let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
         let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
-        let features = method.sample(d.x_all.view(), p.lifetime, blocks, ctx)?;
+        let features = method.sample(d.x_all.view(), p.lifetime.get(), blocks, ctx)?;
         match &features {
             Features::OneHot(f) => one_hot(d, p, method, f),
             Features::Dense(f) => dense(d, p, method, f),
@@ -162,8 +161,8 @@ fn prefix_row(method: &MapMethod, order: usize, train: f64, test: f64, active: u
 }
 
 fn exact(d: &TransductiveSplit, p: &FeatureRidgeParams) -> Result<Vec<Row>> {
-    let gram = laplace_gram(d.x_train.view(), d.x_train.view(), p.lifetime)?;
-    let cross = laplace_gram(d.x_test.view(), d.x_train.view(), p.lifetime)?;
+    let gram = laplace_gram(d.x_train.view(), d.x_train.view(), p.lifetime.get())?;
+    let cross = laplace_gram(d.x_test.view(), d.x_train.view(), p.lifetime.get())?;
     let fit = kernel_ridge(gram, d.y_train.view(), p.delta, &[cross.view()])?;
     let train = fit.training_predictions(d.y_train.view(), p.delta);
     let (train_error, test_error) = errors(d, &train, &fit.predictions[0])?;

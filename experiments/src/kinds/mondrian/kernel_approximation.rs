@@ -8,7 +8,7 @@
 
 use anyhow::Result;
 use kernel_core::kernel::laplace_gram;
-use kernel_core::Features;
+use kernel_core::{Features, Lifetime};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +16,6 @@ use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
-use crate::kinds::common::params::positive;
 use crate::kinds::mondrian::feature_maps;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -41,8 +40,8 @@ pub struct KernelApproximationParams {
     /// The feature map (`mondrian`, `random_binning`, `random_fourier`: see
     /// [`crate::kinds::mondrian::feature_maps`]).
     pub method: String,
-    /// λ of the Laplace kernel `exp(−λ‖x − x'‖₁)` (the Mondrian lifetime).
-    pub lifetime: f64,
+    /// λ of the Laplace kernel `exp(−λ‖x − x'‖₁)` (the Mondrian lifetime), checked when read.
+    pub lifetime: Lifetime,
     /// Largest number of non-zero features per point: orders M = 1..=max_nonzeros for the
     /// Mondrian kernel and random binning, R = 1..=max_nonzeros/2 frequencies for Fourier
     /// features (2R non-zeros).
@@ -51,7 +50,6 @@ pub struct KernelApproximationParams {
 
 impl Params for KernelApproximationParams {
     fn check(&self) -> Result<(), String> {
-        positive("lifetime", self.lifetime)?;
         feature_maps::find(&self.method)?.blocks(self.max_nonzeros)?;
         if self.max_nonzeros > 100_000 {
             return Err(format!(
@@ -126,9 +124,9 @@ impl Kind for KernelApproximation {
         ctx: &CellContext,
     ) -> Result<Vec<Row>> {
         let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
-        let exact = laplace_gram(x.view(), x.view(), p.lifetime)?;
+        let exact = laplace_gram(x.view(), x.view(), p.lifetime.get())?;
         let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
-        let features = method.sample(x.view(), p.lifetime, blocks, ctx)?;
+        let features = method.sample(x.view(), p.lifetime.get(), blocks, ctx)?;
         let errors = features.prefix_max_errors(exact.view())?;
         let feature_columns = match &features {
             Features::OneHot(f) => f.n_columns(),

@@ -19,6 +19,7 @@ use anyhow::Result;
 use kernel_core::kernel::laplace_gram;
 use kernel_core::metrics::relative_error_percent;
 use kernel_core::ridge::kernel_ridge;
+use kernel_core::Lifetime;
 use mondrian::{forest_fit, SweepForest};
 use ndarray::{s, Array1, ArrayView1};
 use serde::{Deserialize, Serialize};
@@ -29,8 +30,8 @@ use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::mondrian::sweep::{
-    default_dense_below, default_max_iterations, default_tolerance, CgPreconditioner, Checkpoints,
-    Learner, Solver, Sweep,
+    default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
+    Sweep,
 };
 use crate::kinds::mondrian::transductive::TransductiveSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
@@ -44,8 +45,8 @@ pub struct LifetimeSweep;
 pub struct LifetimeSweepParams {
     /// M, the number of Mondrian trees.
     pub n_mondrians: usize,
-    /// Λ, the lifetime the trees are sampled to.
-    pub terminal_lifetime: f64,
+    /// Λ, the lifetime the trees are sampled to (checked when read).
+    pub terminal_lifetime: Lifetime,
     /// Ridge penalty δ (kernel) and leaf shrinkage (forest).
     pub delta: f64,
     pub checkpoints: Checkpoints,
@@ -57,7 +58,7 @@ pub struct LifetimeSweepParams {
     /// CG preconditioner of the ridge learner: `jacobi` (default) or `gauss_seidel` (symmetric
     /// block Gauss-Seidel over the trees: more accurate at the iteration cap, slower).
     #[serde(default)]
-    pub cg_preconditioner: CgPreconditioner,
+    pub cg_preconditioner: mondrian::Preconditioner,
     /// The ridge learner solves by Cholesky while at most this many leaves hold training points
     /// (exact, and cheaper than CG there), by CG above; 0: always CG.
     #[serde(default = "default_dense_below")]
@@ -82,8 +83,8 @@ pub struct LifetimeSweepParams {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExactKernel {
-    /// One dense n_train x n_train Cholesky solve each.
-    pub lifetimes: Vec<f64>,
+    /// One dense n_train x n_train Cholesky solve each (checked when read).
+    pub lifetimes: Vec<Lifetime>,
 }
 
 fn yes() -> bool {
@@ -104,7 +105,6 @@ impl LifetimeSweepParams {
 
 impl Params for LifetimeSweepParams {
     fn check(&self) -> Result<(), String> {
-        positive("terminal_lifetime", self.terminal_lifetime)?;
         self.solver().check()?;
         if !(1..=10_000).contains(&self.n_mondrians) {
             return Err(format!(
@@ -112,15 +112,12 @@ impl Params for LifetimeSweepParams {
                 self.n_mondrians
             ));
         }
-        self.checkpoints.check(self.terminal_lifetime)?;
+        self.checkpoints.check(self.terminal_lifetime.get())?;
         for &l in &self.checkpoints.include {
             positive("checkpoints.include", l)?;
         }
-        for &l in self.exact_kernel.iter().flat_map(|e| &e.lifetimes) {
-            positive("exact_kernel.lifetimes", l)?;
-        }
         if let Some(l) = self.weights_at {
-            if !(l > 0.0 && l <= self.terminal_lifetime) {
+            if !(l > 0.0 && l <= self.terminal_lifetime.get()) {
                 return Err(format!("weights_at = {l} is not in (0, terminal_lifetime]"));
             }
         }
@@ -249,7 +246,7 @@ impl Kind for LifetimeSweep {
         let n_train = d.y_train.len();
         let mut sweep = Sweep::start(
             d,
-            p.terminal_lifetime,
+            p.terminal_lifetime.get(),
             p.n_mondrians,
             p.learner,
             p.solver(),
@@ -259,7 +256,7 @@ impl Kind for LifetimeSweep {
         let sets = evaluation_sets(d);
         let mut rows = Vec::new();
         let lifetimes =
-            sweep.checkpoint_lifetimes(&p.checkpoints, p.terminal_lifetime, p.weights_at);
+            sweep.checkpoint_lifetimes(&p.checkpoints, p.terminal_lifetime.get(), p.weights_at);
         // The forest is updated split by split (the points of the split leaves only).
         let mut forest = p
             .forest
@@ -342,7 +339,7 @@ impl Kind for LifetimeSweep {
             if ctx.over_budget() {
                 break;
             }
-            rows.extend(exact_rows(d, &sets, lifetime, p.delta)?);
+            rows.extend(exact_rows(d, &sets, lifetime.get(), p.delta)?);
         }
         Ok(rows)
     }

@@ -3,7 +3,9 @@
 //! kernel learner updated at each checkpoint; and the checkpoint lifetimes.
 
 use anyhow::Result;
-use mondrian::{KernelRidgeSweep, KernelSgdSweep, MondrianForest, SweepLearner, SweepState};
+use mondrian::{
+    KernelRidgeSweep, KernelSgdSweep, MondrianForest, Preconditioner, SweepLearner, SweepState,
+};
 use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 
@@ -78,24 +80,6 @@ impl Checkpoints {
     }
 }
 
-/// CG preconditioner of the ridge learner (see [`mondrian::Preconditioner`]).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum CgPreconditioner {
-    #[default]
-    Jacobi,
-    GaussSeidel,
-}
-
-impl From<CgPreconditioner> for mondrian::Preconditioner {
-    fn from(p: CgPreconditioner) -> Self {
-        match p {
-            CgPreconditioner::Jacobi => mondrian::Preconditioner::Jacobi,
-            CgPreconditioner::GaussSeidel => mondrian::Preconditioner::GaussSeidel,
-        }
-    }
-}
-
 /// The kernel model's learner.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -111,19 +95,15 @@ pub struct Solver {
     pub delta: f64,
     pub cg_tolerance: f64,
     pub cg_max_iterations: usize,
-    pub cg_preconditioner: CgPreconditioner,
+    pub cg_preconditioner: Preconditioner,
     pub dense_below: usize,
 }
 
 impl Solver {
-    /// Checks the CG settings.
+    /// Checks the penalty and CG settings (the learner's own check).
     pub fn check(&self) -> Result<(), String> {
-        crate::kinds::common::params::positive("delta", self.delta)?;
-        crate::kinds::common::params::positive("cg_tolerance", self.cg_tolerance)?;
-        if self.cg_max_iterations == 0 {
-            return Err("cg_max_iterations must be at least 1".into());
-        }
-        Ok(())
+        KernelRidgeSweep::check_settings(self.delta, self.cg_tolerance, self.cg_max_iterations)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -135,23 +115,23 @@ impl Learner {
         n_columns: usize,
         solver: Solver,
         ctx: &CellContext,
-    ) -> SweepLearner {
-        match self {
+    ) -> Result<SweepLearner> {
+        Ok(match self {
             Learner::Ridge => SweepLearner::Ridge(
                 KernelRidgeSweep::new(
                     n_columns,
                     solver.delta,
                     solver.cg_tolerance,
                     solver.cg_max_iterations,
-                )
-                .with_preconditioner(solver.cg_preconditioner.into())
+                )?
+                .with_preconditioner(solver.cg_preconditioner)
                 .with_dense_below(solver.dense_below),
             ),
             Learner::Sgd => SweepLearner::Sgd(
                 KernelSgdSweep::new(n_columns, solver.delta),
                 Box::new(ctx.rng("sgd_shuffle")),
             ),
-        }
+        })
     }
 }
 
@@ -195,7 +175,7 @@ impl Sweep {
         )?;
         let events = forest.sweep_events();
         let state = SweepState::new(&forest);
-        let learner = learner.sweep_learner(forest.n_columns(), solver, ctx);
+        let learner = learner.sweep_learner(forest.n_columns(), solver, ctx)?;
         let (mean, centred) = d.centred_targets();
         Ok(Self {
             forest,

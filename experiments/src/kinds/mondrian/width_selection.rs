@@ -18,6 +18,7 @@ use kernel_core::one_hot::OneHotFeatures;
 use kernel_core::ridge::ridge_weights;
 use kernel_core::sgd::{Rows, ScaledWeights, Sgd};
 use kernel_core::width_search::select_width;
+use kernel_core::Lifetime;
 use mondrian::KernelRidgeSweep;
 use ndarray::{s, Array1, ArrayView1};
 use random_features::{FourierBuffers, RandomBinning, RandomFourierFeatures};
@@ -28,7 +29,7 @@ use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
-use crate::kinds::common::params::{positive, require_regression};
+use crate::kinds::common::params::require_regression;
 use crate::kinds::mondrian::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
     Sweep,
@@ -76,8 +77,8 @@ pub struct WidthSelectionParams {
     /// The search steps by ±1 in log₂ λ while the best error is above this (percent).
     #[serde(default = "twenty")]
     pub search_threshold: f64,
-    /// Mondrian: the lifetime the sweep runs to.
-    pub terminal_lifetime: f64,
+    /// Mondrian: the lifetime the sweep runs to (checked when read).
+    pub terminal_lifetime: Lifetime,
     /// Mondrian: where the sweep's model is evaluated.
     pub checkpoints: Checkpoints,
     #[serde(default = "default_tolerance")]
@@ -130,7 +131,6 @@ impl WidthSelectionParams {
 
 impl Params for WidthSelectionParams {
     fn check(&self) -> Result<(), String> {
-        positive("terminal_lifetime", self.terminal_lifetime)?;
         self.solver().check()?;
         if !(1..=10_000).contains(&self.n_features) {
             return Err(format!("n_features = {}: need 1 to 10000", self.n_features));
@@ -155,7 +155,7 @@ impl Params for WidthSelectionParams {
         if !self.search_threshold.is_finite() {
             return Err("search_threshold must be finite".into());
         }
-        self.checkpoints.check(self.terminal_lifetime)?;
+        self.checkpoints.check(self.terminal_lifetime.get())?;
         if self.selection == Selection::Holdout && self.holdout_rows == 0 {
             return Err("holdout_rows must be at least 1 with selection = \"holdout\"".into());
         }
@@ -333,14 +333,14 @@ fn mondrian_sweep(
     let clock = Clock::start();
     let mut sweep = Sweep::start(
         d,
-        p.terminal_lifetime,
+        p.terminal_lifetime.get(),
         p.n_features,
         p.learner,
         p.solver(),
         ctx,
     )?;
     let mut rows = Vec::new();
-    let lifetimes = sweep.checkpoint_lifetimes(&p.checkpoints, p.terminal_lifetime, None);
+    let lifetimes = sweep.checkpoint_lifetimes(&p.checkpoints, p.terminal_lifetime.get(), None);
     for (k, &lifetime) in lifetimes.iter().enumerate() {
         if ctx.over_budget() {
             break;
@@ -449,7 +449,7 @@ fn random_feature_search(
                             p.delta,
                             p.cg_tolerance,
                             p.cg_max_iterations,
-                        )
+                        )?
                         .with_dense_below(p.dense_below)
                         .fit(&all, n_train, centred.view())
                         .centred_predictions

@@ -14,12 +14,13 @@
 //! `preprocess_seconds` are that thread's CPU time (Supp. Table 3 form).
 
 use anyhow::{bail, Result};
+use kernel_core::{Classifier, LabelledRows};
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::Rng;
-use random_tessellation::baselines::{fit_predict, mode_label, Baseline};
+use random_tessellation::baselines::{mode_label, Baseline};
 use random_tessellation::preprocess::{prepare, Preprocessing, Scaling, WeightRule};
 use random_tessellation::{
-    classify, AlphaForm, CutRate, ForestConfig, Prior, PriorKind, Routing, TreePrediction,
+    AlphaForm, CutRate, Forest, ForestConfig, Prior, PriorKind, Routing, TreePrediction,
 };
 use serde::{Deserialize, Serialize};
 
@@ -66,69 +67,6 @@ impl Method {
     }
 }
 
-/// `scaling` (spec D4).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScalingName {
-    /// Min-max with the training rows' statistics (default).
-    #[default]
-    MinMaxTrain,
-    /// Min-max over train and test together (tess19).
-    MinMaxAll,
-    None,
-}
-
-/// `weights` of the weighted RTFs (spec §8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WeightName {
-    /// ω_j ∝ variance explained by principal component j (needs `pca`).
-    ExplainedVariance,
-    /// ω_j ∝ the training ANOVA F statistic of feature j.
-    AnovaF,
-    Uniform,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AlphaName {
-    /// α_k = alpha · n_k (the manual's form, default).
-    #[default]
-    Manual,
-    /// α_k = alpha · round(n_k / n_1, 2) (tess19's code).
-    Code,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CutRateName {
-    /// Λ_a = half the cell's diameter, tess19's timing and rejection (default, D2).
-    #[default]
-    HalfDiameter,
-    /// Exact Poisson thinning from an enclosing ball (Supp. Algorithm 1).
-    ExactThinning,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RoutingName {
-    /// Cells hold training rows; test rows routed by the stored hyperplanes (default, D3).
-    #[default]
-    Inductive,
-    /// tess19: test rows sit in the cells from the start.
-    Transductive,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PredictionName {
-    /// The highest-weight particle (default, D5).
-    #[default]
-    Map,
-    /// A vote of the particles by weight.
-    WeightedVote,
-}
-
 fn default_trees() -> usize {
     100
 }
@@ -159,12 +97,13 @@ pub struct StudyParams {
     /// Project onto the first principal components of the training rows (gene sets: 10).
     #[serde(default)]
     pub pca: Option<usize>,
+    /// `min_max_train` (default), `min_max_all` or `none` (spec D4).
     #[serde(default)]
-    pub scaling: ScalingName,
+    pub scaling: Scaling,
     /// Prior weights of `wmrtf` and `wurtf` (default: `explained_variance` with `pca`, else
     /// `anova_f`).
     #[serde(default)]
-    pub weights: Option<WeightName>,
+    pub weights: Option<WeightRule>,
     /// T.
     #[serde(default = "default_trees")]
     pub trees: usize,
@@ -180,14 +119,18 @@ pub struct StudyParams {
     /// ALPHA of the Dirichlet prior.
     #[serde(default = "default_alpha")]
     pub alpha: f64,
+    /// `manual` (α_k = alpha · n_k, default) or `code` (tess19's code).
     #[serde(default)]
-    pub alpha_form: AlphaName,
+    pub alpha_form: AlphaForm,
+    /// `half_diameter` (default, D2) or `exact_thinning`.
     #[serde(default)]
-    pub cut_rate: CutRateName,
+    pub cut_rate: CutRate,
+    /// `inductive` (default, D3) or `transductive`.
     #[serde(default)]
-    pub routing: RoutingName,
+    pub routing: Routing,
+    /// `map` (default, D5) or `weighted_vote`.
     #[serde(default)]
-    pub prediction: PredictionName,
+    pub prediction: TreePrediction,
     /// C of the logistic regression.
     #[serde(default = "default_c")]
     pub lr_c: f64,
@@ -207,9 +150,7 @@ pub struct StudyParams {
 impl StudyParams {
     fn weight_rule(&self) -> WeightRule {
         match self.weights {
-            Some(WeightName::ExplainedVariance) => WeightRule::ExplainedVariance,
-            Some(WeightName::AnovaF) => WeightRule::AnovaF,
-            Some(WeightName::Uniform) => WeightRule::Uniform,
+            Some(rule) => rule,
             None if self.pca.is_some() => WeightRule::ExplainedVariance,
             None => WeightRule::AnovaF,
         }
@@ -222,23 +163,11 @@ impl StudyParams {
             budget: self.budget.unwrap_or(f64::INFINITY),
             max_cuts: self.max_cuts,
             alpha: self.alpha,
-            alpha_form: match self.alpha_form {
-                AlphaName::Manual => AlphaForm::Manual,
-                AlphaName::Code => AlphaForm::Code,
-            },
-            cut_rate: match self.cut_rate {
-                CutRateName::HalfDiameter => CutRate::HalfDiameter,
-                CutRateName::ExactThinning => CutRate::ExactThinning,
-            },
+            alpha_form: self.alpha_form,
+            cut_rate: self.cut_rate,
             likelihood,
-            prediction: match self.prediction {
-                PredictionName::Map => TreePrediction::Map,
-                PredictionName::WeightedVote => TreePrediction::WeightedVote,
-            },
-            routing: match self.routing {
-                RoutingName::Inductive => Routing::Inductive,
-                RoutingName::Transductive => Routing::Transductive,
-            },
+            prediction: self.prediction,
+            routing: self.routing,
             ..ForestConfig::default()
         }
     }
@@ -271,17 +200,9 @@ impl Params for StudyParams {
                 return Err(format!("{name} = 0: keep at least one (or leave it out)"));
             }
         }
-        if self.weights == Some(WeightName::ExplainedVariance) && self.pca.is_none() {
+        if self.weights == Some(WeightRule::ExplainedVariance) && self.pca.is_none() {
             return Err("weights = \"explained_variance\" needs pca (the variance explained by each principal component)".into());
         }
-        if let Some(b) = self.budget {
-            if b.is_nan() || b <= 0.0 {
-                return Err(format!(
-                    "budget = {b}: expected τ > 0 (leave it out for τ = ∞)"
-                ));
-            }
-        }
-        positive("alpha", self.alpha)?;
         positive("lr_c", self.lr_c)?;
         positive("svm_c", self.svm_c)?;
         if let Some(g) = self.svm_gamma {
@@ -297,6 +218,7 @@ impl Params for StudyParams {
                 return Err(format!("{name} = {v}: expected 1..={max}"));
             }
         }
+        // The forest's settings (budget, alpha, ...) are checked by the forest's own config.
         if let Some((_, likelihood, _)) = self.method.forest() {
             self.forest_config(likelihood)
                 .check()
@@ -414,7 +336,7 @@ impl Kind for TessellationClassification {
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
     const SOURCES: Sources = Sources {
-        crates: &["random-tessellation", "datasets"],
+        crates: &["random-tessellation", "kernel-core", "datasets"],
         files: &[
             "experiments/src/kinds/random_tessellation/tessellation_classification.rs",
             "experiments/src/kinds/common/clock.rs",
@@ -461,11 +383,7 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
     let pre = Preprocessing {
         top_variance: p.top_variance,
         pca: p.pca,
-        scaling: match p.scaling {
-            ScalingName::MinMaxTrain => Scaling::MinMaxTrain,
-            ScalingName::MinMaxAll => Scaling::MinMaxAll,
-            ScalingName::None => Scaling::None,
-        },
+        scaling: p.scaling,
     };
     let weighted = matches!(p.method.forest(), Some((_, _, true)));
     let rule = if weighted {
@@ -486,26 +404,17 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
     let test: ArrayView2<f64> = prepared.test.view();
     let seed: u64 = ctx.rng("method").random();
     let clock = Clock::start();
+    let labelled = LabelledRows::new(train, &d.train_labels, d.n_classes);
     let (predictions, stats) = match (p.baseline(), p.method.forest()) {
-        (Some(baseline), _) => (
-            fit_predict(&baseline, train, &d.train_labels, d.n_classes, test, seed)?,
-            None,
-        ),
+        (Some(baseline), _) => (baseline.fit_predict(labelled, test, seed)?, None),
         (None, Some((kind, likelihood, weighted))) => {
             let prior = Prior::new(
                 kind,
                 train.len_of(Axis(1)),
                 weighted.then_some(prepared.weights.as_slice()),
             )?;
-            let out = classify(
-                train,
-                &d.train_labels,
-                d.n_classes,
-                test,
-                &prior,
-                &p.forest_config(likelihood),
-                seed,
-            )?;
+            let forest = Forest::new(prior, p.forest_config(likelihood))?;
+            let out = forest.fit_predict(labelled, test, seed)?;
             (out.predictions, Some(out.stats))
         }
         (None, None) => unreachable!("every method is a baseline or a forest"),

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
+use kernel_core::Predictor;
 use ndarray::{Array1, Array2, Array3, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 use streamrak::falkon::FalkonParams;
@@ -138,11 +139,35 @@ fn positive(name: &str, v: f64) -> Result<(), String> {
     }
 }
 
-fn unit(name: &str, v: f64) -> Result<(), String> {
-    if v > 0.0 && v < 1.0 {
-        Ok(())
-    } else {
-        Err(format!("{name} = {v}: expected a number in (0, 1)"))
+impl MultiresolutionParams {
+    fn level_params(&self) -> LevelParams {
+        LevelParams {
+            high_rate: self.high_rate,
+            low_rate: self.low_rate,
+            d_level: self.d_level,
+            delta0: self.delta0,
+        }
+    }
+
+    fn convergence_params(&self) -> ConvergenceParams {
+        ConvergenceParams {
+            k_threshold: self.k_threshold,
+            z_threshold: self.z_threshold,
+            track_length: self.track_length,
+            interval: self.interval,
+            lower_limit: self.lower_limit,
+            upper_limit: self.upper_limit,
+        }
+    }
+
+    /// FALKON's constants: the paper's, with λ and the CG iterations (`cg_iterations`) of the
+    /// config.
+    fn falkon_params(&self) -> FalkonParams {
+        FalkonParams {
+            lambda: self.lambda,
+            cg_max_iterations: self.cg_iterations,
+            ..FalkonParams::paper()
+        }
     }
 }
 
@@ -160,30 +185,20 @@ impl Params for MultiresolutionParams {
                 self.max_level
             ));
         }
-        positive("delta0", self.delta0)?;
-        unit("high_rate", self.high_rate)?;
-        unit("low_rate", self.low_rate)?;
-        unit("d_level", self.d_level)?;
-        positive("k_threshold", self.k_threshold)?;
-        positive("z_threshold", self.z_threshold)?;
-        positive("lambda", self.lambda)?;
+        // The constants of the levels, the stopping rule and the solver are checked by
+        // streamrak's own checks (their domains are defined there).
+        let error = |e: streamrak::StreamError| e.to_string();
+        self.level_params().check().map_err(error)?;
+        self.convergence_params().check().map_err(error)?;
+        self.falkon_params().check().map_err(error)?;
         positive("lp_landmark_factor", self.lp_landmark_factor)?;
         for (name, v) in [
-            ("track_length", self.track_length),
-            ("interval", self.interval),
-            ("cg_iterations", self.cg_iterations),
             ("points_per_level", self.points_per_level),
             ("trace_points", self.trace_points),
         ] {
             if v == 0 {
                 return Err(format!("{name} = 0: expected at least 1"));
             }
-        }
-        if self.upper_limit < self.lower_limit {
-            return Err(format!(
-                "upper_limit = {} is below lower_limit = {}",
-                self.upper_limit, self.lower_limit
-            ));
         }
         if self.method == Method::Falkon {
             match (self.falkon_bandwidth, self.falkon_landmarks) {
@@ -381,7 +396,7 @@ impl Kind for Multiresolution {
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
     const SOURCES: Sources = Sources {
-        crates: &["streamrak"],
+        crates: &["streamrak", "kernel-core"],
         files: &[
             "experiments/src/kinds/streamrak/multiresolution_regression.rs",
             "experiments/src/kinds/streamrak/training.rs",
@@ -426,30 +441,14 @@ impl Kind for Multiresolution {
                 bail!("r0 = {{ max_distances = ... }} needs the pendulum data (data.source = \"double_pendulum\")")
             }
         };
-        let falkon = FalkonParams {
-            lambda: p.lambda,
-            cg_max_iterations: p.cg_iterations,
-            ..FalkonParams::paper()
-        };
+        let falkon = p.falkon_params();
         let settings = Settings {
             method: p.method,
             r0,
             streamrak: Settings::streamrak_params(
                 r0,
-                LevelParams {
-                    high_rate: p.high_rate,
-                    low_rate: p.low_rate,
-                    d_level: p.d_level,
-                    delta0: p.delta0,
-                },
-                ConvergenceParams {
-                    k_threshold: p.k_threshold,
-                    z_threshold: p.z_threshold,
-                    track_length: p.track_length,
-                    interval: p.interval,
-                    lower_limit: p.lower_limit,
-                    upper_limit: p.upper_limit,
-                },
+                p.level_params(),
+                p.convergence_params(),
                 falkon,
                 p.max_level,
             ),
@@ -483,7 +482,7 @@ impl Kind for Multiresolution {
                 };
                 let trained = train(&stream, &settings, ctx)?;
                 let clock = std::time::Instant::now();
-                let cumulative = cumulative(trained.contributions(test_x.view()));
+                let cumulative = cumulative(trained.contributions(test_x.view())?);
                 let errors: Vec<f64> = cumulative.iter().map(|f| mse(f, test_y.view())).collect();
                 let eval = clock.elapsed().as_secs_f64();
                 Ok(report(&trained, &errors, None, eval))
@@ -640,17 +639,17 @@ fn pendulum(
             }
         }
     }
-    let errors: Vec<f64> = cumulative(trained.contributions(tx.view()))
+    let errors: Vec<f64> = cumulative(trained.contributions(tx.view())?)
         .iter()
         .map(|f| mse(f, ty.view()))
         .collect();
     // Roll-outs of every model 0..L from the true initial states; the deepest model's paths.
-    let predict = |x: &Array2<f64>, upto: usize| -> Array2<f64> {
+    let predict = |x: &Array2<f64>, upto: usize| -> Result<Array2<f64>> {
         let mut f = Array2::zeros((x.nrows(), 4));
         for l in &trained.levels[..=upto] {
-            f += &l.expansion.predict(x.view());
+            f += &l.expansion.predict(x.view())?;
         }
-        f
+        Ok(f)
     };
     let mut rollout = Vec::new();
     let mut paths = Vec::new();
@@ -660,7 +659,7 @@ fn pendulum(
         let mut per_step = Vec::with_capacity(rollout_steps);
         let mut trajectory = vec![s.clone()];
         for k in 1..=rollout_steps {
-            s = predict(&s, upto);
+            s = predict(&s, upto)?;
             let truth = t.test.index_axis(Axis(1), k * offset);
             per_step.push(mse(&s, truth));
             trajectory.push(s.clone());

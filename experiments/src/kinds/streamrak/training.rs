@@ -3,6 +3,7 @@
 //! level the landmarks, rows and stream positions, and the cover tree's counts at checkpoints.
 
 use anyhow::{bail, Result};
+use kernel_core::{Predictor, StreamingRegressor};
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -113,8 +114,12 @@ pub struct Trained {
 
 impl Trained {
     /// Predictions of the levels, shallowest first: `contributions[k]` is level k's part.
-    pub fn contributions(&self, x: ArrayView2<f64>) -> Vec<Array2<f64>> {
-        self.levels.iter().map(|l| l.expansion.predict(x)).collect()
+    pub fn contributions(&self, x: ArrayView2<f64>) -> Result<Vec<Array2<f64>>> {
+        Ok(self
+            .levels
+            .iter()
+            .map(|l| l.expansion.predict(x))
+            .collect::<Result<_, _>>()?)
     }
 }
 
@@ -251,7 +256,9 @@ fn train_lp_krr(
 ) -> Result<Trained> {
     let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
     let m = ((s.lp_landmark_factor * (n as f64).sqrt()).round() as usize).clamp(1, n);
-    let landmarks = landmarks_from_stream(stream, m, false, &mut ctx.rng("landmarks"));
+    // LP-KRR draws its landmarks from this stream, and nothing while streaming.
+    let mut rng = ctx.rng("landmarks");
+    let landmarks = landmarks_from_stream(stream, m, false, &mut rng);
     let mut model = LpKrr::new(
         landmarks,
         s.r0,
@@ -265,11 +272,11 @@ fn train_lp_krr(
     for i in 0..n {
         stream.pair(i, &mut x, &mut y);
         seen = i + 1;
-        let done = model.push(&x, &y)?;
+        model.push(&x, &y, &mut rng)?;
         while fitted_seconds.len() < model.levels() {
             fitted_seconds.push(clock.wall());
         }
-        if done {
+        if model.is_complete() {
             break;
         }
         if i % POLL == 0 {
@@ -279,7 +286,7 @@ fn train_lp_krr(
             }
         }
     }
-    model.finish()?;
+    model.finish(&mut rng)?;
     while fitted_seconds.len() < model.levels() {
         fitted_seconds.push(clock.wall());
     }
@@ -319,8 +326,9 @@ fn train_falkon(
     clock: &Clock,
 ) -> Result<Trained> {
     let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
-    let landmarks =
-        landmarks_from_stream(stream, s.falkon_landmarks, true, &mut ctx.rng("landmarks"));
+    // FALKON draws its landmarks from this stream, and nothing while streaming.
+    let mut rng = ctx.rng("landmarks");
+    let landmarks = landmarks_from_stream(stream, s.falkon_landmarks, true, &mut rng);
     let mut model = FalkonBaseline::new(landmarks, s.falkon_bandwidth, p, s.falkon)?;
     let (mut bx, mut by) = (Vec::with_capacity(CHUNK * d), Vec::with_capacity(CHUNK * p));
     let (mut x, mut y) = (vec![0.0; d], vec![0.0; p]);
@@ -335,9 +343,10 @@ fn train_falkon(
             by.extend_from_slice(&y);
         }
         let rows = end - start;
-        model.push(
+        model.push_rows(
             ArrayView2::from_shape((rows, d), &bx)?,
             ArrayView2::from_shape((rows, p), &by)?,
+            &mut rng,
         )?;
         seen = end;
         ctx.progress(end, n);
@@ -345,7 +354,8 @@ fn train_falkon(
             break;
         }
     }
-    let expansion = model.fit()?;
+    model.finish(&mut rng)?;
+    let expansion = model.expansion().expect("finished").clone();
     // The level whose bandwidth r0·2^-l is nearest to FALKON's (where it sits on the level axis).
     let level = (s.r0 / s.falkon_bandwidth).log2().round().max(0.0) as usize;
     Ok(Trained {
