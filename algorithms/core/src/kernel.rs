@@ -3,7 +3,8 @@
 use ndarray::{Array2, ArrayView1, ArrayView2};
 use rayon::prelude::*;
 
-use crate::error::{non_negative, CoreError};
+use crate::params::Lifetime;
+use crate::CoreError;
 
 /// L1 ("cityblock") distance `‖x − x'‖₁`.
 pub fn l1_distance(x: ArrayView1<f64>, y: ArrayView1<f64>) -> f64 {
@@ -25,7 +26,7 @@ pub fn laplace_gram(
     z: ArrayView2<f64>,
     lifetime: f64,
 ) -> Result<Array2<f64>, CoreError> {
-    non_negative("lifetime", lifetime)?;
+    let lifetime = Lifetime::new(lifetime)?.get();
     if x.ncols() != z.ncols() {
         return Err(CoreError::ShapeMismatch {
             what: "number of input dimensions",
