@@ -20,7 +20,7 @@ use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
 use crate::cell::{data_seeds, Seeds};
-use crate::fingerprint::Sources;
+use crate::fingerprint::DataSources;
 use synthetic::double_pendulum::{DoublePendulumData, PendulumTrajectories};
 use synthetic::dumbbell::Dumbbell;
 use synthetic::laplace_gp::LaplaceGp;
@@ -139,22 +139,18 @@ impl DataSpec {
         }
     }
 
-    /// What the data's numbers depend on (part of every cell's cache key): the generator's file
-    /// and crates, or the datasets crate and the dataset's own registry entry (so registering
-    /// another dataset changes no key). `data/mod.rs` itself is part of every key.
-    pub fn sources(&self) -> (Sources, Option<&str>) {
+    /// What the data's numbers depend on (part of every cell's cache key): the generator
+    /// (its file, what it imports and the crates it names), or the datasets crate and the
+    /// dataset's own registry entry (so registering another dataset changes no key).
+    /// `data/mod.rs` itself is part of every key.
+    pub fn sources(&self) -> DataSources<'_> {
         match self {
-            DataSpec::Dataset(d) => (
-                Sources {
-                    crates: &["datasets"],
-                    files: &[],
-                },
-                Some(&d.name),
+            DataSpec::Dataset(d) => DataSources::Dataset(&d.name),
+            _ => DataSources::Generator(
+                self.generator()
+                    .expect("synthetic data have a generator")
+                    .type_path(),
             ),
-            _ => {
-                let g = self.generator().expect("synthetic data have a generator");
-                (g.sources(), None)
-            }
         }
     }
 

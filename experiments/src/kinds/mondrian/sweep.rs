@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::transductive::TransductiveSplit;
 use crate::context::CellContext;
+use crate::kinds::common::params::positive;
 
 /// Lifetimes at which the models are fitted and evaluated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,7 +33,7 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Checks the grid against the terminal lifetime.
     pub fn check(&self, terminal_lifetime: f64) -> Result<(), String> {
-        super::params::positive("checkpoints.first", self.first)?;
+        positive("checkpoints.first", self.first)?;
         if self.first > terminal_lifetime {
             return Err("checkpoints.first must not exceed terminal_lifetime".into());
         }
@@ -118,8 +119,8 @@ pub struct Solver {
 impl Solver {
     /// Checks the CG settings.
     pub fn check(&self) -> Result<(), String> {
-        super::params::positive("delta", self.delta)?;
-        super::params::positive("cg_tolerance", self.cg_tolerance)?;
+        positive("delta", self.delta)?;
+        positive("cg_tolerance", self.cg_tolerance)?;
         if self.cg_max_iterations == 0 {
             return Err("cg_max_iterations must be at least 1".into());
         }
