@@ -59,7 +59,7 @@ fn tokens(text: &str) -> Vec<String> {
             // A character literal ('a', '\n', '\u{1F600}', b'x' is handled as `b` + this), or a
             // lifetime ('a), which is skipped with its name.
             let close = if b.get(i + 1) == Some(&b'\\') {
-                (i + 2..b.len()).find(|&j| b[j] == b'\'')
+                (i + 3..b.len()).find(|&j| b[j] == b'\'')
             } else {
                 let len = text[i + 1..].chars().next().map_or(1, char::len_utf8);
                 (b.get(i + 1 + len) == Some(&b'\'')).then_some(i + 1 + len)
@@ -305,7 +305,7 @@ mod tests {
             /* streamrak::x /* nested */ random_features::y */
             fn f() -> f64 {
                 let s = "isolation_kernel::z"; let r = r#"random_tessellation::w"#;
-                let c = '"'; let l: &'static str = "";
+                let c = '"'; let q = '\''; let l: &'static str = "";
                 mondrian::tree::draw(<T as ::datasets::X>::y()) + Vec::<u8>::new().len() as f64
             }
             #[cfg(test)]
