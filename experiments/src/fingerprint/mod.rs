@@ -582,10 +582,8 @@ mod tests {
         );
         write("data/registry.toml", "");
         write("data/README.md", "");
-        write(
-            "experiments/Cargo.toml",
-            "[package]\nname = \"experiments\"\n",
-        );
+        // The harness: its manifest is not read.
+        write("experiments/Cargo.toml", "");
         write("experiments/src/other.rs", "");
         for f in HARNESS {
             write(f, "");

@@ -53,10 +53,14 @@ pub fn walk(root: &Path) -> Result<Walk, String> {
         watched: vec!["Cargo.toml".into()],
         ..Walk::default()
     };
-    for member in members(root)? {
-        if member.folder == HARNESS_PACKAGE {
+    for folder in member_folders(root)? {
+        if folder == HARNESS_PACKAGE {
             continue;
         }
+        let member = Member {
+            name: package_name(root, &folder)?,
+            folder,
+        };
         let dir = root.join(&member.folder);
         // Its src/ folder (new files); not the whole member, whose tests and benches do not
         // count. (A new top-level `build.rs` or `*.toml` is found when the script reruns.)
@@ -89,16 +93,16 @@ pub fn walk(root: &Path) -> Result<Walk, String> {
     Ok(walk)
 }
 
-/// The members of the workspace `root/Cargo.toml` with their package names (a member ending in
-/// `/*` stands for every folder below it that holds a `Cargo.toml`).
-pub fn members(root: &Path) -> Result<Vec<Member>, String> {
+/// The member folders of the workspace `root/Cargo.toml` (a member ending in `/*` stands for
+/// every folder below it that holds a `Cargo.toml`).
+pub fn member_folders(root: &Path) -> Result<Vec<String>, String> {
     let manifest = read(&root.join("Cargo.toml"))?;
     let section =
         toml_section(&manifest, "workspace").ok_or("Cargo.toml has no [workspace] section")?;
     let array = toml_array(section, "members").ok_or("Cargo.toml: no workspace members")?;
     let mut out = Vec::new();
     for member in array {
-        let folders = match member.strip_suffix("/*") {
+        match member.strip_suffix("/*") {
             Some(parent) => {
                 let mut found: Vec<String> = read_dir(&root.join(parent))?
                     .into_iter()
@@ -106,19 +110,20 @@ pub fn members(root: &Path) -> Result<Vec<Member>, String> {
                     .filter(|f| root.join(f).join("Cargo.toml").is_file())
                     .collect();
                 found.sort();
-                found
+                out.extend(found);
             }
-            None => vec![member.trim_end_matches('/').to_string()],
-        };
-        for folder in folders {
-            let cargo = read(&root.join(&folder).join("Cargo.toml"))?;
-            let name = toml_section(&cargo, "package")
-                .and_then(|s| toml_string(s, "name"))
-                .ok_or_else(|| format!("{folder}/Cargo.toml: no [package] name"))?;
-            out.push(Member { name, folder });
+            None => out.push(member.trim_end_matches('/').to_string()),
         }
     }
     Ok(out)
+}
+
+/// The package name in `root/folder/Cargo.toml`.
+pub fn package_name(root: &Path, folder: &str) -> Result<String, String> {
+    let cargo = read(&root.join(folder).join("Cargo.toml"))?;
+    toml_section(&cargo, "package")
+        .and_then(|s| toml_string(s, "name"))
+        .ok_or_else(|| format!("{folder}/Cargo.toml: no [package] name"))
 }
 
 /// Every `.rs` file under `root/folder` (paths from `root`), hidden entries skipped.
