@@ -64,7 +64,8 @@ pub struct Sources {
     /// Workspace crates (package names) its files name; their closures count.
     pub crates: BTreeSet<&'static str>,
     /// Its own file and the harness modules it imports, transitively (paths from the project
-    /// root; [`HARNESS`] files, part of every fingerprint, are not repeated).
+    /// root; neither the [`HARNESS`] files, part of every fingerprint, nor files that only
+    /// declare modules).
     pub files: BTreeSet<String>,
 }
 
@@ -149,11 +150,13 @@ fn content<'a>(files: &[(&str, &'a [u8])], path: &str) -> Result<&'a [u8], Strin
 /// workspace crates those files name.
 pub fn derive(file: &str, files: &[(&str, &[u8])]) -> Result<Sources, String> {
     let mut sources = Sources::default();
+    let mut seen = BTreeSet::new();
     let mut todo = vec![file.to_string()];
     while let Some(file) = todo.pop() {
-        if HARNESS.contains(&file.as_str()) || !sources.files.insert(file.clone()) {
+        if HARNESS.contains(&file.as_str()) || !seen.insert(file.clone()) {
             continue;
         }
+        sources.files.insert(file.clone());
         let text = String::from_utf8_lossy(content(files, &file)?).to_string();
         let names = imports::names(&text);
         let here = module_of_file(&file);
@@ -181,9 +184,14 @@ pub fn derive(file: &str, files: &[(&str, &[u8])]) -> Result<Sources, String> {
             }
         }
     }
-    for h in HARNESS {
-        sources.files.remove(*h);
+    // Files that only declare modules were followed (their re-exports) but count for nothing.
+    let mut counting = BTreeSet::new();
+    for file in std::mem::take(&mut sources.files) {
+        if counted(&file, content(files, &file)?).is_some() {
+            counting.insert(file);
+        }
     }
+    sources.files = counting;
     Ok(sources)
 }
 
