@@ -11,9 +11,9 @@ use crate::labelled::{GivenSplits, Inputs, LabelledSet, Targets};
 use crate::loaders::csv::for_each_record;
 use crate::loaders::{read_csv, read_idx, read_svmlight_sparse, CsvOptions};
 use crate::locate::Located;
-use crate::registry::Dataset;
+use crate::registry::{Dataset, Family};
 use crate::sparse::CsrMatrix;
-use crate::table::{DerivedTask, Family, LabelRule, NaPolicy, RowFilter, TableSpec, Task};
+use crate::table::{DerivedTask, LabelRule, NaPolicy, RowFilter, TableSpec, Task};
 
 /// Targets before class numbering: numbers (regression) or class names (classification).
 enum RawTargets {

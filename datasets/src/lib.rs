@@ -6,8 +6,9 @@
 //! * [`table`]: the `[dataset.table]` schema: how a dataset's files become a typed set (task,
 //!   rows files, target column or file, dropped columns, NA rows, class names, masks).
 //! * [`labelled`]: the typed forms ([`LabelledSet`]: [`Inputs`] dense or CSR, [`Targets`] real
-//!   or named classes, [`GivenSplits`]) and [`load()`], which builds them from the registry, so
-//!   callers never match on a dataset name.
+//!   or named classes, [`GivenSplits`]).
+//! * [`loading`]: [`load()`], which builds them from the registry (locate, verify, assemble),
+//!   so callers never match on a dataset name.
 //! * [`split`]: [`SplitSpec`] (`given`, `predefined`, `random` with a test fraction, optionally
 //!   stratified) and [`Split`] (sorted row indices), drawn per repetition from the caller's RNG.
 //! * [`sparse`]: [`CsrMatrix`], the form svmlight sets load in.
@@ -40,6 +41,7 @@ pub mod fetch;
 pub mod gz;
 pub mod labelled;
 pub mod loaders;
+pub mod loading;
 pub mod locate;
 pub mod registry;
 pub mod sets;
@@ -53,13 +55,12 @@ pub use digest::{file_sha256, verify_file, Match};
 pub use error::{DatasetError, ParamError, RegistryError};
 pub use fetch::{fetch, fetch_from, rebase_url, FetchAction, FetchedFile, FETCH_BASE_ENV};
 pub use gz::{is_gzip, is_gzip_bytes, open_maybe_gz, read_maybe_gz};
-pub use labelled::{
-    load, load_dataset, load_from, load_task, GivenSplits, Inputs, LabelledSet, Targets,
-};
+pub use labelled::{GivenSplits, Inputs, LabelledSet, Targets};
 pub use loaders::{
     load_xy, read_csv, read_csv_text, read_idx, read_svmlight, read_svmlight_sparse, CsvOptions,
     Idx, Table, TextTable,
 };
+pub use loading::{load, load_dataset, load_from, load_task};
 pub use locate::{
     verify_all, DataDirs, FileStatus, Located, LocatedFile, VerifyReport, DATA_DIR_ENV,
 };

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{DatasetError, RegistryError};
-use crate::table::TableSpec;
+use crate::table::{DerivedTask, LabelRule, NaPolicy, TableSpec, Task};
 
 /// The registry text compiled into the crate.
 pub const REGISTRY_TOML: &str = include_str!("../registry.toml");
@@ -311,6 +311,278 @@ fn validate_path(path: &str) -> Result<(), String> {
         return Err("path must not contain empty, `.` or `..` components".into());
     }
     Ok(())
+}
+
+// Checks of a `[dataset.table]` against its dataset's files (the rules are in the docs of
+// [`crate::table`]); here, with the files' types, so that the table module needs none of them.
+
+/// The file family of a format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// CSV, plain or gzip.
+    Csv,
+    /// svmlight, plain or gzip.
+    Svmlight,
+    /// IDX, plain or gzip.
+    Idx,
+}
+
+impl Family {
+    /// The family of `format`.
+    pub fn of(format: Format) -> Family {
+        match format {
+            Format::Csv | Format::CsvGz => Family::Csv,
+            Format::Svmlight | Format::SvmlightGz => Family::Svmlight,
+            Format::Idx | Format::IdxGz => Family::Idx,
+        }
+    }
+}
+
+impl TableSpec {
+    /// The family of the rows files (valid specs only).
+    pub fn family(&self, ds: &Dataset) -> Option<Family> {
+        let f = ds
+            .files
+            .iter()
+            .find(|f| Some(&f.role) == self.rows.first())?;
+        Some(Family::of(ds.format_of(f)))
+    }
+
+    /// Checks the rules of the module docs against the dataset's files; the message says what
+    /// to change.
+    pub fn validate(&self, ds: &Dataset) -> Result<(), String> {
+        let family_of = |role: &str, field: &str| -> Result<Family, String> {
+            let f = ds.files.iter().find(|f| f.role == role).ok_or_else(|| {
+                format!(
+                    "[dataset.table] {field} names role `{role}`, but the dataset's files have \
+                     roles {:?}",
+                    ds.roles()
+                )
+            })?;
+            Ok(Family::of(ds.format_of(f)))
+        };
+        if self.rows.is_empty() || self.rows.len() > 2 {
+            return Err(format!(
+                "[dataset.table] rows must name one or two file roles (training then test), \
+                 got {:?}",
+                self.rows
+            ));
+        }
+        let mut used = HashSet::new();
+        let mut families = Vec::new();
+        for role in &self.rows {
+            families.push(family_of(role, "rows")?);
+            if !used.insert(role.as_str()) {
+                return Err(format!("[dataset.table] rows lists `{role}` twice"));
+            }
+        }
+        if families.iter().any(|&f| f != families[0]) {
+            return Err("[dataset.table] rows files must share one format family \
+                        (csv, svmlight or idx)"
+                .into());
+        }
+        let family = families[0];
+        let target_family = match &self.target_file {
+            Some(role) => {
+                if !used.insert(role.as_str()) {
+                    return Err(format!(
+                        "[dataset.table] target_file `{role}` is also a rows role"
+                    ));
+                }
+                Some(family_of(role, "target_file")?)
+            }
+            None => None,
+        };
+        if let Some(role) = &self.test_mask {
+            if !used.insert(role.as_str()) {
+                return Err(format!(
+                    "[dataset.table] test_mask `{role}` is also a rows or target_file role"
+                ));
+            }
+            if family_of(role, "test_mask")? != Family::Csv {
+                return Err(format!(
+                    "[dataset.table] test_mask `{role}` must be a CSV file"
+                ));
+            }
+            if self.rows.len() != 1 {
+                return Err(
+                    "[dataset.table] test_mask needs a single rows role (two rows roles \
+                            already give the published train/test split)"
+                        .into(),
+                );
+            }
+        }
+        let refuse = |present: bool, field: &str, why: &str| -> Result<(), String> {
+            if present {
+                Err(format!(
+                    "[dataset.table] {field} is not used {why}; remove it"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match family {
+            Family::Csv => {
+                let Some(header) = self.header else {
+                    return Err("[dataset.table] CSV rows need `header = true` or \
+                                `header = false`"
+                        .into());
+                };
+                if let Some(tf) = target_family {
+                    if tf != Family::Csv {
+                        return Err("[dataset.table] target_file of CSV rows must be CSV".into());
+                    }
+                }
+                refuse(self.n_features.is_some(), "n_features", "for CSV files")?;
+                if !header
+                    && (self.target.is_some() || !self.drop.is_empty() || self.row_id.is_some())
+                {
+                    return Err(
+                        "[dataset.table] target, drop and row_id name columns, which \
+                                needs `header = true`"
+                            .into(),
+                    );
+                }
+                if self.row_id.is_some() != self.target_row_id.is_some()
+                    || (self.row_id.is_some() && self.target_file.is_none())
+                {
+                    return Err(
+                        "[dataset.table] row_id and target_row_id go together, with a \
+                                target_file (they check the join by row order)"
+                            .into(),
+                    );
+                }
+                let mut names = HashSet::new();
+                for name in &self.drop {
+                    if !names.insert(name) {
+                        return Err(format!("[dataset.table] drop lists `{name}` twice"));
+                    }
+                    if self.row_id.as_ref() == Some(name) {
+                        return Err(format!(
+                            "[dataset.table] drop lists the row_id `{name}`, which is never an \
+                             input anyway; remove it from drop"
+                        ));
+                    }
+                    if self.target_file.is_none() && self.target.as_ref() == Some(name) {
+                        return Err(format!(
+                            "[dataset.table] drop lists the target column `{name}`"
+                        ));
+                    }
+                }
+            }
+            Family::Svmlight => {
+                let why = "for svmlight files (the label of each line is the target)";
+                refuse(self.header.is_some(), "header", why)?;
+                refuse(self.target.is_some(), "target", why)?;
+                refuse(self.target_file.is_some(), "target_file", why)?;
+                refuse(!self.drop.is_empty(), "drop", why)?;
+                refuse(self.row_id.is_some(), "row_id", why)?;
+                refuse(self.target_row_id.is_some(), "target_row_id", why)?;
+                refuse(self.na != NaPolicy::Error, "na", why)?;
+                match self.n_features {
+                    None | Some(0) => {
+                        return Err("[dataset.table] svmlight rows need n_features (>= 1), so \
+                                    train and test files get the same width"
+                            .into())
+                    }
+                    Some(n) if n > u32::MAX as usize + 1 => {
+                        return Err(format!("[dataset.table] n_features = {n} is too large"))
+                    }
+                    Some(_) => {}
+                }
+            }
+            Family::Idx => {
+                let why = "for IDX files";
+                refuse(self.header.is_some(), "header", why)?;
+                refuse(self.target.is_some(), "target", why)?;
+                refuse(!self.drop.is_empty(), "drop", why)?;
+                refuse(self.row_id.is_some(), "row_id", why)?;
+                refuse(self.target_row_id.is_some(), "target_row_id", why)?;
+                refuse(self.n_features.is_some(), "n_features", why)?;
+                refuse(self.na != NaPolicy::Error, "na", why)?;
+                if self.rows.len() != 1 || target_family != Some(Family::Idx) {
+                    return Err(
+                        "[dataset.table] IDX rows need one rows role (the images) and \
+                                an IDX target_file (the labels)"
+                            .into(),
+                    );
+                }
+            }
+        }
+        match self.task {
+            Task::Regression => {
+                refuse(self.labels.is_some(), "labels", "for a regression task")?;
+                refuse(self.classes.is_some(), "classes", "for a regression task")?;
+            }
+            Task::Classification => {
+                let numeric = matches!(family, Family::Svmlight | Family::Idx);
+                if numeric && !matches!(self.labels, Some(LabelRule::Sign | LabelRule::Integer)) {
+                    return Err("[dataset.table] svmlight and IDX labels are numbers: set \
+                                labels = \"sign\" or labels = \"integer\""
+                        .into());
+                }
+                if let Some(classes) = &self.classes {
+                    let mut seen = HashSet::new();
+                    if classes.is_empty() || classes.iter().any(|c| c.is_empty() || !seen.insert(c))
+                    {
+                        return Err("[dataset.table] classes must be non-empty, distinct, \
+                                    non-empty names"
+                            .into());
+                    }
+                    if u32::try_from(classes.len()).is_err() {
+                        return Err("[dataset.table] too many classes".into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl DerivedTask {
+    /// Checks the rules of the type docs against the dataset; the message says what to change.
+    pub fn validate(&self, ds: &Dataset, table: &TableSpec) -> Result<(), String> {
+        if table.task != Task::Classification {
+            return Err(format!(
+                "data.task derives a classification task; {} is a regression set",
+                ds.name
+            ));
+        }
+        if table.family(ds) != Some(Family::Csv) || table.header != Some(true) {
+            return Err(format!(
+                "data.task names columns, which needs CSV files with a header; {} has none",
+                ds.name
+            ));
+        }
+        if let Some(target) = &self.target {
+            if target.is_empty() {
+                return Err("data.task.target: name a column".into());
+            }
+            if table.target_file.is_none() && !table.drop.contains(target) {
+                return Err(format!(
+                    "data.task.target = {target:?}: {} has no target_file, so the column is an \
+                     input of its rows files; a task cannot turn an input into the target",
+                    ds.name
+                ));
+            }
+        }
+        if let Some(classes) = &self.classes {
+            let mut seen = HashSet::new();
+            if classes.len() < 2 || classes.iter().any(|c| c.is_empty() || !seen.insert(c)) {
+                return Err(
+                    "data.task.classes: name at least two distinct, non-empty classes".into(),
+                );
+            }
+        }
+        for (i, f) in self.filters.iter().enumerate() {
+            if f.column.is_empty() || f.keep.is_empty() {
+                return Err(format!(
+                    "data.task.where[{i}]: name a column and at least one value to keep"
+                ));
+            }
+        }
+        self.table(table).validate(ds)
+    }
 }
 
 #[cfg(test)]

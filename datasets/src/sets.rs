@@ -4,7 +4,8 @@
 use ndarray::{s, Array1, Array2};
 
 use crate::error::DatasetError;
-use crate::labelled::{load, GivenSplits, Inputs, Targets};
+use crate::labelled::{GivenSplits, Inputs, Targets};
+use crate::loading::load;
 use crate::locate::DataDirs;
 
 /// A regression train/test split.

@@ -461,12 +461,14 @@ pub fn list(common: &Common, kinds: bool) -> Result<bool> {
     if kinds {
         for k in crate::registry::all() {
             println!("{}: {}", k.name(), k.summary());
-            let sources = k.sources();
-            println!(
-                "    sources (cache key): crates {}; files {}",
-                sources.crates.join(", "),
-                sources.files.join(", ")
-            );
+            match crate::fingerprint::kind_sources(k.type_path()) {
+                Ok(sources) => println!(
+                    "    sources (cache key, besides the harness): crates {}; files {}",
+                    sources.crates.into_iter().collect::<Vec<_>>().join(", "),
+                    sources.files.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+                Err(e) => println!("    sources: {e}"),
+            }
             for c in k.columns() {
                 println!("    {:<18} {}", c.name, c.doc);
             }

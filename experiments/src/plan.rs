@@ -11,7 +11,8 @@ use crate::seeds::seeds_from;
 /// All cells of a resolved config, in grid order then repetition order.
 pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<Cell>, String> {
     let config = &resolved.config;
-    let fingerprint = crate::fingerprint::run_fingerprint(kind, &config.data)?;
+    let fingerprint =
+        crate::fingerprint::run_fingerprint(kind.name(), kind.type_path(), config.data.sources())?;
     let data = serde_json::to_value(&config.data).expect("data spec serialises");
     let mut cells = Vec::new();
     for (params, &point_repeats) in resolved.grid.iter().zip(&resolved.repeats) {

@@ -99,15 +99,20 @@ pub fn check_sources(root: &Path) -> Result<SourceTree, String> {
     if !root.join("experiments/Cargo.toml").is_file() {
         return Ok(SourceTree::Absent);
     }
-    let differing: Vec<&str> = crate::fingerprint::NUMERIC_SOURCES
+    let mut differing: Vec<String> = crate::fingerprint::NUMERIC_SOURCES
         .iter()
         .filter(|(path, content)| std::fs::read(root.join(path)).ok().as_deref() != Some(*content))
-        .map(|(path, _)| *path)
+        .map(|(path, _)| path.to_string())
         .collect();
+    // Numeric sources of the checkout that the binary does not embed (new files).
+    match crate::fingerprint::unembedded(root) {
+        Ok(new) => differing.extend(new),
+        Err(e) => differing.push(format!("(the numeric sources cannot be listed: {e})")),
+    }
     if differing.is_empty() {
         return Ok(SourceTree::Match);
     }
-    let shown: Vec<&str> = differing.iter().take(5).copied().collect();
+    let shown: Vec<&str> = differing.iter().take(5).map(String::as_str).collect();
     Err(format!(
         "this repro binary was built from other sources than {} ({} file(s) differ: {}{}); \
          rebuild it there with `make build`",

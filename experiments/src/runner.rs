@@ -281,7 +281,12 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         resolved_config: resolved.resolved_toml.clone(),
         provenance: crate::provenance::Provenance::collect(
             root,
-            crate::fingerprint::run_fingerprint(kind, &config.data).map_err(anyhow::Error::msg)?,
+            crate::fingerprint::run_fingerprint(
+                kind.name(),
+                kind.type_path(),
+                config.data.sources(),
+            )
+            .map_err(anyhow::Error::msg)?,
         ),
         datasets: data.digests.clone(),
         data_notes: data.notes.clone(),

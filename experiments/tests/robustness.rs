@@ -283,6 +283,11 @@ fn a_binary_refuses_a_checkout_whose_sources_differ_from_its_own() {
         std::fs::copy(project_dir().join(path), to).unwrap();
     }
     std::fs::write(root.path().join("experiments/Cargo.toml"), "").unwrap();
+    std::fs::copy(
+        project_dir().join("Cargo.toml"),
+        root.path().join("Cargo.toml"),
+    )
+    .unwrap();
     let out = repro(root.path(), &["run", FIG5, "--no-plot"]);
     assert!(out.status.success(), "{}", text(&out));
     let manifest = std::fs::read_to_string(
@@ -293,7 +298,8 @@ fn a_binary_refuses_a_checkout_whose_sources_differ_from_its_own() {
     assert!(manifest.contains("\"sources\": \"match\""), "{manifest}");
     // Another source tree (one file edited): refused, naming the file.
     let edited = root.path().join("algorithms/mondrian/src/tree.rs");
-    let mut content = std::fs::read_to_string(&edited).unwrap();
+    let content_before = std::fs::read_to_string(&edited).unwrap();
+    let mut content = content_before.clone();
     content.push_str("\n// another commit\n");
     std::fs::write(&edited, content).unwrap();
     let out = repro(root.path(), &["run", FIG5, "--no-plot", "--force"]);
@@ -301,6 +307,16 @@ fn a_binary_refuses_a_checkout_whose_sources_differ_from_its_own() {
     let all = text(&out);
     assert!(
         all.contains("built from other sources") && all.contains("algorithms/mondrian/src/tree.rs"),
+        "{all}"
+    );
+    // A numeric source the binary does not embed (a new file): refused, naming it.
+    std::fs::write(&edited, content_before).unwrap();
+    std::fs::write(root.path().join("algorithms/mondrian/src/new.rs"), "").unwrap();
+    let out = repro(root.path(), &["run", FIG5, "--no-plot", "--force"]);
+    assert!(!out.status.success());
+    let all = text(&out);
+    assert!(
+        all.contains("built from other sources") && all.contains("algorithms/mondrian/src/new.rs"),
         "{all}"
     );
 }

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use experiments::context::CellContext;
 use experiments::data::DataView;
-use experiments::fingerprint::Sources;
 use experiments::kinds::{ColumnDoc, Kind, Params};
 use experiments::table::{row, Row};
 
@@ -63,11 +62,6 @@ impl Kind for ToyShrinkage {
         },
     ];
     const CODE_VERSION: u32 = 1;
-    // A kind outside the harness's sources: its cache key covers the harness and its data.
-    const SOURCES: Sources = Sources {
-        crates: &[],
-        files: &[],
-    };
 
     fn deterministic(_params: &ToyParams) -> bool {
         true

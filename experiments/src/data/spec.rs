@@ -11,7 +11,7 @@ use super::synthetic::oblique_boundary::ObliqueBoundary;
 use super::synthetic::uniform_box::UniformBox;
 use super::synthetic::varying_sinus::VaryingSinus;
 use super::synthetic::Generator;
-use crate::fingerprint::Sources;
+use crate::fingerprint::DataSources;
 
 /// Where the data come from (`[data] source = ...`). Deserialised through [`DataTable`] so
 /// that an error names the key (`data.n: invalid type ...`).
@@ -123,22 +123,18 @@ impl DataSpec {
         }
     }
 
-    /// What the data's numbers depend on (part of every cell's cache key): the generator's file
-    /// and crates, or the datasets crate and the dataset's own registry entry (so registering
-    /// another dataset changes no key). `data/mod.rs` itself is part of every key.
-    pub fn sources(&self) -> (Sources, Option<&str>) {
+    /// What the data's numbers depend on (part of every cell's cache key): the generator
+    /// (its file, what it imports and the crates it names), or the datasets crate and the
+    /// dataset's own registry entry (so registering another dataset changes no key).
+    /// The data modules themselves are part of every key.
+    pub fn sources(&self) -> DataSources<'_> {
         match self {
-            DataSpec::Dataset(d) => (
-                Sources {
-                    crates: &["datasets"],
-                    files: &[],
-                },
-                Some(&d.name),
+            DataSpec::Dataset(d) => DataSources::Dataset(&d.name),
+            _ => DataSources::Generator(
+                self.generator()
+                    .expect("synthetic data have a generator")
+                    .type_path(),
             ),
-            _ => {
-                let g = self.generator().expect("synthetic data have a generator");
-                (g.sources(), None)
-            }
         }
     }
 

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use crate::context::CellContext;
 use crate::data::{DataSpec, DataView};
-use crate::fingerprint::Sources;
 use crate::table::Row;
 
 /// A documented result column.
@@ -39,10 +38,10 @@ pub trait Kind: Send + Sync + 'static {
     const SUMMARY: &'static str;
     /// Columns of the rows [`Kind::run_cell`] returns (checked when each cell finishes).
     const COLUMNS: &'static [ColumnDoc];
-    /// Bumped whenever the kind's numbers change for the same inputs and sources.
+    /// Bumped whenever the kind's numbers change for the same inputs and sources. (Which
+    /// sources its cells' cache keys cover is read from the file that defines the kind and what
+    /// it imports: `crate::fingerprint`.)
     const CODE_VERSION: u32;
-    /// The sources and crates its numbers depend on: its cells' cache keys cover these only.
-    const SOURCES: Sources;
 
     /// Whether this kind can use the given data.
     fn check_data(_data: &DataSpec) -> Result<(), String> {
@@ -106,7 +105,9 @@ pub trait ExperimentKind: Sync + Send {
     fn summary(&self) -> &'static str;
     fn code_version(&self) -> u32;
     fn columns(&self) -> &'static [ColumnDoc];
-    fn sources(&self) -> &'static Sources;
+    /// The path of the kind's type (`std::any::type_name`): its fingerprint derives its
+    /// sources from the file that defines it.
+    fn type_path(&self) -> &'static str;
     fn check_data(&self, data: &DataSpec) -> Result<(), String>;
     /// Deserialises and checks one grid point of `[params]`.
     fn params(&self, point: toml::Table) -> Result<PointParams, String>;
@@ -169,8 +170,8 @@ impl<K: Kind> ExperimentKind for Adapter<K> {
     fn columns(&self) -> &'static [ColumnDoc] {
         K::COLUMNS
     }
-    fn sources(&self) -> &'static Sources {
-        &K::SOURCES
+    fn type_path(&self) -> &'static str {
+        std::any::type_name::<K>()
     }
     fn check_data(&self, data: &DataSpec) -> Result<(), String> {
         K::check_data(data)
@@ -251,10 +252,6 @@ mod tests {
             doc: "a number",
         }];
         const CODE_VERSION: u32 = 1;
-        const SOURCES: Sources = Sources {
-            crates: &[],
-            files: &[],
-        };
         fn prepare(_data: &DataView) -> Result<()> {
             Ok(())
         }

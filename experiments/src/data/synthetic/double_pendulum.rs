@@ -12,7 +12,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
-use crate::fingerprint::Sources;
 
 /// Which initial-condition mean the pendulums start near.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -158,16 +157,6 @@ impl DoublePendulumData {
 }
 
 impl Generator for DoublePendulumData {
-    fn sources(&self) -> Sources {
-        Sources {
-            crates: &["datasets"],
-            files: &[
-                "experiments/src/data/synthetic/mod.rs",
-                "experiments/src/data/synthetic/double_pendulum.rs",
-            ],
-        }
-    }
-
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Regression)
     }

@@ -8,7 +8,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
-use crate::fingerprint::Sources;
 
 fn n_sphere() -> usize {
     PAPER_SIZES.0
@@ -40,16 +39,6 @@ pub struct Dumbbell {
 }
 
 impl Generator for Dumbbell {
-    fn sources(&self) -> Sources {
-        Sources {
-            crates: &["datasets"],
-            files: &[
-                "experiments/src/data/synthetic/mod.rs",
-                "experiments/src/data/synthetic/dumbbell.rs",
-            ],
-        }
-    }
-
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Regression)
     }

@@ -5,7 +5,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
-use crate::fingerprint::Sources;
 
 /// A regression sample from a zero-mean Gaussian process with the Laplace kernel
 /// `exp(−lifetime·‖x − x'‖₁)` at points uniform on `[0, 1]^dim`, plus N(0, noise_sd²) noise
@@ -23,16 +22,6 @@ pub struct LaplaceGp {
 }
 
 impl Generator for LaplaceGp {
-    fn sources(&self) -> Sources {
-        Sources {
-            crates: &["datasets", "kernel-core"],
-            files: &[
-                "experiments/src/data/synthetic/mod.rs",
-                "experiments/src/data/synthetic/laplace_gp.rs",
-            ],
-        }
-    }
-
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Regression)
     }

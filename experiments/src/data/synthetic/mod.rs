@@ -4,7 +4,8 @@
 //! every method and repetition of a run sees the same points. Adding a generator (StreaMRAK's
 //! test functions, a spectral-mixture GP) is a file with the struct and its `Generator` impl,
 //! and one variant of `DataSpec` with its arm in `DataSpec::generator`. A cell's cache key
-//! covers the file and crates of its own generator only ([`Generator::sources`]).
+//! covers its own generator's file, what that file imports and the crates it names only
+//! (derived from the source: [`Generator::type_path`], `crate::fingerprint`).
 
 pub mod double_pendulum;
 pub mod dumbbell;
@@ -16,8 +17,6 @@ pub mod varying_sinus;
 use anyhow::Result;
 use ndarray::{Array1, Array2};
 use rand_chacha::ChaCha8Rng;
-
-use crate::fingerprint::Sources;
 
 /// What a generator produced.
 pub enum Generated {
@@ -45,8 +44,11 @@ pub enum Generated {
 
 /// A synthetic data source.
 pub trait Generator {
-    /// What its numbers depend on: its file and the crates it calls.
-    fn sources(&self) -> Sources;
+    /// The path of its type (`std::any::type_name`; not to be overridden): a run's
+    /// fingerprint derives the generator's sources from the file that defines it.
+    fn type_path(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
     /// What the data hold: `None` for points without targets, else the task.
     fn task(&self) -> Option<datasets::Task>;
     /// Checks the parameters (before any work starts).

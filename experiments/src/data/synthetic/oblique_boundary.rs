@@ -12,7 +12,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
-use crate::fingerprint::Sources;
 
 fn one_third() -> f64 {
     1.0 / 3.0
@@ -33,16 +32,6 @@ pub struct ObliqueBoundary {
 }
 
 impl Generator for ObliqueBoundary {
-    fn sources(&self) -> Sources {
-        Sources {
-            crates: &["datasets"],
-            files: &[
-                "experiments/src/data/synthetic/mod.rs",
-                "experiments/src/data/synthetic/oblique_boundary.rs",
-            ],
-        }
-    }
-
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Classification)
     }

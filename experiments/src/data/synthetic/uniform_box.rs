@@ -5,7 +5,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
-use crate::fingerprint::Sources;
 
 fn one() -> f64 {
     1.0
@@ -24,16 +23,6 @@ pub struct UniformBox {
 }
 
 impl Generator for UniformBox {
-    fn sources(&self) -> Sources {
-        Sources {
-            crates: &["datasets"],
-            files: &[
-                "experiments/src/data/synthetic/mod.rs",
-                "experiments/src/data/synthetic/uniform_box.rs",
-            ],
-        }
-    }
-
     fn task(&self) -> Option<datasets::Task> {
         None
     }

@@ -7,7 +7,6 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
-use crate::fingerprint::Sources;
 
 fn train_gamma() -> usize {
     TRAINING.0
@@ -53,16 +52,6 @@ pub struct VaryingSinus {
 const MAX_POINTS: usize = 20_000_000;
 
 impl Generator for VaryingSinus {
-    fn sources(&self) -> Sources {
-        Sources {
-            crates: &["datasets"],
-            files: &[
-                "experiments/src/data/synthetic/mod.rs",
-                "experiments/src/data/synthetic/varying_sinus.rs",
-            ],
-        }
-    }
-
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Regression)
     }

@@ -31,7 +31,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::require_regression;
 use crate::kinds::{ColumnDoc, Kind, Params};
@@ -262,14 +261,6 @@ impl Kind for FastfoodRegression {
     const SUMMARY: &'static str = "Fastfood kernels (RBF, ARD, FSARD, FSGBARD, GM, PWL), SSGPR and the exact ARD GP learned by marginal likelihood on shipped train/test splits: test RMSE, MNLP, time per evaluation (A la Carte RMSE table)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["fastfood", "kernel-core", "datasets"],
-        files: &[
-            "experiments/src/kinds/a_la_carte/fastfood_regression.rs",
-            "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/common/params.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         require_regression(Self::NAME, data)

@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -143,13 +142,6 @@ impl Kind for FastfoodScaling {
     const SUMMARY: &'static str = "time per marginal-likelihood evaluation, per feature map and parameter memory of Fastfood vs dense random features against m and d (A la Carte speed and memory)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["fastfood", "datasets"],
-        files: &[
-            "experiments/src/kinds/a_la_carte/fastfood_scaling.rs",
-            "experiments/src/kinds/common/clock.rs",
-        ],
-    };
 
     fn check_data(_data: &DataSpec) -> Result<(), String> {
         Ok(())

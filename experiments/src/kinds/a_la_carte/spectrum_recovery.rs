@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::positive;
 use crate::kinds::{ColumnDoc, Kind, Params};
@@ -178,14 +177,6 @@ impl Kind for SpectrumRecovery {
     const SUMMARY: &'static str = "GP data with a known spectral-mixture or piecewise-radial spectrum: learned vs true spectral densities and test RMSE vs the oracle GP (A la Carte kernel-learning illustrations)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["fastfood", "kernel-core"],
-        files: &[
-            "experiments/src/kinds/a_la_carte/spectrum_recovery.rs",
-            "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/common/params.rs",
-        ],
-    };
 
     fn check_data(_data: &DataSpec) -> Result<(), String> {
         Ok(())

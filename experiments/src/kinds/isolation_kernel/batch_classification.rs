@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit};
 use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, WithLearner};
@@ -121,15 +120,6 @@ impl Kind for BatchClassification {
     const SUMMARY: &'static str = "IK-OGD, OGD and NOGD trained in one pass and tested once, psi by cross-validation (Isolation Kernel Tables 5-6, Figs. 5-7)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["isolation-kernel", "kernel-core", "datasets"],
-        files: &[
-            "experiments/src/kinds/isolation_kernel/batch_classification.rs",
-            "experiments/src/kinds/isolation_kernel/binary.rs",
-            "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/isolation_kernel/online_classifiers.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         require_classification(Self::NAME, data)

@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -88,10 +87,6 @@ impl Kind for LaplacianAgreement {
     const SUMMARY: &'static str = "IK_i vs the Laplacian L_psi under uniform density: mean difference and RMSE over random pairs (KDD 2018 result, Isolation Kernel spec V1)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["isolation-kernel", "kernel-core"],
-        files: &["experiments/src/kinds/isolation_kernel/laplacian_agreement.rs"],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         match data {

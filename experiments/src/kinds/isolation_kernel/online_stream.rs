@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit, Examples};
 use crate::kinds::isolation_kernel::online_classifiers::{
@@ -175,15 +174,6 @@ impl Kind for OnlineStream {
     const SUMMARY: &'static str = "IK-OGD, OGD and NOGD on a shuffled stream of test-then-train blocks: cumulative accuracy and time (Isolation Kernel Figs. 3-4, §8.1.1)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["isolation-kernel", "kernel-core", "datasets"],
-        files: &[
-            "experiments/src/kinds/isolation_kernel/online_stream.rs",
-            "experiments/src/kinds/isolation_kernel/binary.rs",
-            "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/isolation_kernel/online_classifiers.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         require_classification(Self::NAME, data)

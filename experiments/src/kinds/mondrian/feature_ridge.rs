@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::mondrian::feature_maps::{self, MapMethod};
 use crate::kinds::mondrian::transductive::TransductiveSplit;
@@ -102,15 +101,6 @@ impl Kind for FeatureRidge {
     const SUMMARY: &'static str = "ridge on nested prefixes of Mondrian / binning / Fourier features, and exact Laplace KRR (Mondrian kernel Fig. 6)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["mondrian", "random-features", "kernel-core"],
-        files: &[
-            "experiments/src/kinds/mondrian/feature_ridge.rs",
-            "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/mondrian/feature_maps.rs",
-            "experiments/src/kinds/mondrian/transductive.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         require_regression(Self::NAME, data)

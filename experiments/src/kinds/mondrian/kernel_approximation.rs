@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::mondrian::feature_maps;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -94,14 +93,6 @@ impl Kind for KernelApproximation {
     const SUMMARY: &'static str = "max |K_hat - K| of nested prefixes of Mondrian / random binning / random Fourier maps (Mondrian kernel Fig. 5)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["mondrian", "random-features", "kernel-core"],
-        files: &[
-            "experiments/src/kinds/mondrian/kernel_approximation.rs",
-            "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/mondrian/feature_maps.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         match data {

@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::params::{positive, require_regression};
 use crate::kinds::mondrian::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
@@ -213,15 +212,6 @@ impl Kind for LifetimeSweep {
     const SUMMARY: &'static str = "one Mondrian lifetime sweep: kernel (exact ridge or the authors' SGD) vs per-tree forest, error vs λ, λ̂ by validation, weights (Mondrian kernel Figs. 7, 9, 10)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 3;
-    const SOURCES: Sources = Sources {
-        crates: &["mondrian", "kernel-core"],
-        files: &[
-            "experiments/src/kinds/mondrian/lifetime_sweep.rs",
-            "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/mondrian/sweep.rs",
-            "experiments/src/kinds/mondrian/transductive.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         require_regression(Self::NAME, data)

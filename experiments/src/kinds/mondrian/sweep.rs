@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::transductive::TransductiveSplit;
 use crate::context::CellContext;
+use crate::kinds::common::params::positive;
 
 /// Lifetimes at which the models are fitted and evaluated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,7 +35,7 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Checks the grid against the terminal lifetime.
     pub fn check(&self, terminal_lifetime: f64) -> Result<(), String> {
-        crate::kinds::common::params::positive("checkpoints.first", self.first)?;
+        positive("checkpoints.first", self.first)?;
         if self.first > terminal_lifetime {
             return Err("checkpoints.first must not exceed terminal_lifetime".into());
         }

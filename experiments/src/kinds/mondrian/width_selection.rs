@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::require_regression;
 use crate::kinds::mondrian::sweep::{
@@ -221,16 +220,6 @@ impl Kind for WidthSelection {
     const SUMMARY: &'static str = "kernel-width selection vs CPU time: one Mondrian sweep vs retraining random features per width (Mondrian kernel Fig. 8)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["mondrian", "random-features", "kernel-core"],
-        files: &[
-            "experiments/src/kinds/mondrian/width_selection.rs",
-            "experiments/src/kinds/common/params.rs",
-            "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/mondrian/sweep.rs",
-            "experiments/src/kinds/mondrian/transductive.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         require_regression(Self::NAME, data)

@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::positive;
 use crate::kinds::{ColumnDoc, Kind, Params};
@@ -335,14 +334,6 @@ impl Kind for TessellationClassification {
     const SUMMARY: &'static str = "random tessellation forests and baselines on random train/test splits: % correct, runtime (Random Tessellation Forests Table 1, Supp. Tables 1-3, Supp. Fig. 1)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["random-tessellation", "kernel-core", "datasets"],
-        files: &[
-            "experiments/src/kinds/random_tessellation/tessellation_classification.rs",
-            "experiments/src/kinds/common/clock.rs",
-            "experiments/src/kinds/common/params.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         match data.task()? {

@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::CellContext;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -128,10 +127,6 @@ impl Kind for TessellationPrior {
     const SUMMARY: &'static str = "draws of the uRTP, wuRTP, MRTP and wMRTP priors on a rectangle: cells as polygons, cell counts and midline crossings (Random Tessellation Forests Figs. 1-2)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["random-tessellation"],
-        files: &["experiments/src/kinds/random_tessellation/tessellation_prior.rs"],
-    };
 
     fn prepare(_data: &DataView) -> Result<()> {
         Ok(())

@@ -23,7 +23,6 @@ use crate::context::CellContext;
 use crate::data::synthetic::double_pendulum::PendulumTrajectories;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::fingerprint::Sources;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{Row, Value};
 
@@ -395,14 +394,6 @@ impl Kind for Multiresolution {
     const SUMMARY: &'static str = "StreaMRAK, LP-KRR or single-bandwidth FALKON on one stream: test MSE per level, landmarks, readiness, cover-tree counts; pendulum roll-outs (StreaMRAK spec §8)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
-    const SOURCES: Sources = Sources {
-        crates: &["streamrak", "kernel-core"],
-        files: &[
-            "experiments/src/kinds/streamrak/multiresolution_regression.rs",
-            "experiments/src/kinds/streamrak/training.rs",
-            "experiments/src/kinds/common/clock.rs",
-        ],
-    };
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         match data {
