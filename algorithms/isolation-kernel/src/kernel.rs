@@ -421,13 +421,7 @@ pub fn check_psi(name: &'static str, psi: usize) -> Result<(), CoreError> {
 /// t·ψ feature columns addressable by u32.
 pub(crate) fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
     check_psi("psi", psi)?;
-    if t == 0 {
-        return Err(IsolationError::Core(CoreError::InvalidParameter {
-            name: "t",
-            value: "0".into(),
-            expected: "at least 1 partitioning",
-        }));
-    }
+    kernel_core::error::at_least_one("t", t)?;
     if t.checked_mul(psi).is_none_or(|c| c > u32::MAX as usize) {
         return Err(IsolationError::Core(CoreError::InvalidParameter {
             name: "t * psi",

@@ -25,6 +25,7 @@ use std::cell::Cell;
 
 use kernel_core::OnlineLearner;
 
+use kernel_core::error::positive;
 use kernel_core::CoreError;
 
 use crate::error::IsolationError;
@@ -45,14 +46,9 @@ pub fn label(g: f64) -> f64 {
     }
 }
 
+/// η: a finite step size > 0 (the paper uses 0.5).
 pub(crate) fn check_eta(eta: f64) -> Result<(), IsolationError> {
-    if !(eta.is_finite() && eta > 0.0) {
-        return Err(IsolationError::Core(CoreError::InvalidParameter {
-            name: "eta",
-            value: eta.to_string(),
-            expected: "a finite step size > 0 (the paper uses 0.5)",
-        }));
-    }
+    positive("eta", eta)?;
     Ok(())
 }
 
@@ -323,13 +319,7 @@ impl KernelOgd {
     pub fn new(kernel: OgdKernel, dim: usize, eta: f64) -> Result<Self, IsolationError> {
         kernel.check()?;
         check_eta(eta)?;
-        if dim == 0 {
-            return Err(IsolationError::Core(CoreError::InvalidParameter {
-                name: "dimension",
-                value: "0".into(),
-                expected: "at least 1 column",
-            }));
-        }
+        kernel_core::error::at_least_one("dimension", dim)?;
         Ok(Self {
             kernel,
             dim,

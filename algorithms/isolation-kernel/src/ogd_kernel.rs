@@ -2,7 +2,7 @@
 //! evaluated on, shared by [`crate::learners::KernelOgd`], [`crate::nogd::Nogd`] and the row
 //! store beneath them.
 
-use kernel_core::CoreError;
+use kernel_core::error::{at_least_one, positive};
 
 use crate::error::IsolationError;
 use crate::input::Row;
@@ -21,13 +21,7 @@ impl OgdKernel {
     /// L_ψ(x, y) = exp(−(ln ψ / d)‖x − y‖₁) = ψ^{−‖x−y‖₁/d} ([KDD18] §2.2; spec §2, §7.1).
     pub fn laplacian_psi(psi: usize, dim: usize) -> Result<Self, IsolationError> {
         check_psi("psi", psi)?;
-        if dim == 0 {
-            return Err(IsolationError::Core(CoreError::InvalidParameter {
-                name: "dimension",
-                value: "0".into(),
-                expected: "at least 1 column",
-            }));
-        }
+        at_least_one("dimension", dim)?;
         Ok(OgdKernel::Laplacian {
             gamma: (psi as f64).ln() / dim as f64,
         })
@@ -53,13 +47,7 @@ impl OgdKernel {
         let gamma = match *self {
             OgdKernel::Laplacian { gamma } | OgdKernel::Gaussian { gamma } => gamma,
         };
-        if !(gamma.is_finite() && gamma > 0.0) {
-            return Err(IsolationError::Core(CoreError::InvalidParameter {
-                name: "gamma",
-                value: gamma.to_string(),
-                expected: "a finite kernel width > 0",
-            }));
-        }
+        positive("gamma", gamma)?;
         Ok(())
     }
 }
