@@ -207,6 +207,7 @@ pub fn format_hypotheses(experiment: &str, results: &[CheckResult]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::spec::default_pair_by;
     use super::*;
     use crate::stats::binomial_upper_tail;
     use crate::table::{row, Value};

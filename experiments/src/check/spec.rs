@@ -143,7 +143,7 @@ pub enum CheckTest {
     },
 }
 
-fn default_pair_by() -> Vec<String> {
+pub(super) fn default_pair_by() -> Vec<String> {
     vec!["rep".into()]
 }
 

@@ -21,6 +21,9 @@ mod tests {
     //! On the real registered data (`../shared/datasets`); each test says so and returns when
     //! the data are absent.
     use super::*;
+    use anyhow::Result;
+    use datasets::{GivenSplits, Inputs};
+    use std::path::Path;
 
     fn root() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
