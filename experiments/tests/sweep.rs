@@ -254,7 +254,7 @@ fn bad_sweep_and_plot_configs_are_rejected_before_running() {
         (
             (
                 "exact_kernel = { lifetimes = [1.0, 5.0] }",
-                "exact_kernel = { lifetimes = [0.0] }",
+                "exact_kernel = { lifetimes = [-1.0] }",
             ),
             "exact_kernel",
         ),
