@@ -2,8 +2,8 @@
 //!
 //! Three enums, as in linfa: [`RegistryError`] (the registry text is malformed),
 //! [`DatasetError`] (finding, verifying, downloading, parsing or assembling data files, and
-//! drawing splits: runtime errors) and [`ParamError`] (invalid arguments to a synthetic generator
-//! or a constructor: caller errors, raised before any work is done). Every message says what to
+//! drawing splits: runtime errors) and [`ParamError`] (invalid arguments to a constructor: caller
+//! errors, raised before any work is done). Every message says what to
 //! do next.
 
 use std::fmt::Write as _;
@@ -209,54 +209,11 @@ fn mismatch_message(
     s
 }
 
-/// Invalid parameters for a synthetic generator or a constructor (a caller error, detected
-/// before any work is done).
+/// Invalid arguments to a constructor (a caller error, detected before any work is done).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
-    /// The number of points is zero.
-    #[error("n must be at least 1 (got 0)")]
-    ZeroPoints,
-    /// The dimension is zero.
-    #[error("dim must be at least 1 (got 0)")]
-    ZeroDim,
-    /// A bound is NaN or infinite.
-    #[error("bounds must be finite (got low = {low}, high = {high})")]
-    NonFinite {
-        /// Lower bound.
-        low: f64,
-        /// Upper bound.
-        high: f64,
-    },
-    /// The interval is empty.
-    #[error("low must be < high (got low = {low}, high = {high})")]
-    EmptyInterval {
-        /// Lower bound.
-        low: f64,
-        /// Upper bound.
-        high: f64,
-    },
-    /// `high - low` overflows to infinity.
-    #[error("high - low overflows f64 (low = {low}, high = {high}); use a narrower box")]
-    RangeTooWide {
-        /// Lower bound.
-        low: f64,
-        /// Upper bound.
-        high: f64,
-    },
     /// The parts given to [`crate::CsrMatrix::from_parts`] (or matrices stacked) break a CSR
     /// invariant.
     #[error("invalid CSR matrix: {0}")]
     InvalidCsr(String),
-    /// A generator parameter outside its domain, or a simulation that cannot proceed (what and
-    /// why in the message).
-    #[error("{0}")]
-    Invalid(String),
-    /// `n * dim` does not fit in memory addressing.
-    #[error("n * dim overflows usize (n = {n}, dim = {dim})")]
-    TooLarge {
-        /// Number of points.
-        n: usize,
-        /// Dimension.
-        dim: usize,
-    },
 }

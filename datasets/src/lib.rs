@@ -19,7 +19,6 @@
 //! * [`loaders`]: CSV, svmlight (sparse and dense) and IDX readers; gzip is detected by magic
 //!   bytes.
 //! * [`sets`]: [`cpu_rr`], the named train/test view kept for existing callers.
-//! * [`synthetic`]: generators that need no download ([`uniform_box`]).
 //!
 //! ```no_run
 //! use rand::SeedableRng;
@@ -34,8 +33,6 @@
 
 mod assemble;
 pub mod digest;
-pub mod double_pendulum;
-pub mod dumbbell;
 pub mod error;
 pub mod fetch;
 pub mod gz;
@@ -47,9 +44,7 @@ pub mod registry;
 pub mod sets;
 pub mod sparse;
 pub mod split;
-pub mod synthetic;
 pub mod table;
-pub mod varying_sinus;
 
 pub use digest::{file_sha256, verify_file, Match};
 pub use error::{DatasetError, ParamError, RegistryError};
@@ -68,5 +63,4 @@ pub use registry::{registry, DataFile, Dataset, Format, Registry, REGISTRY_TOML}
 pub use sets::{cpu_rr, RegressionSplit};
 pub use sparse::CsrMatrix;
 pub use split::{shuffled_order, Split, SplitSpec};
-pub use synthetic::uniform_box;
 pub use table::{DerivedTask, LabelRule, NaPolicy, RowFilter, TableSpec, Task};

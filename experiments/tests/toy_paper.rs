@@ -1,15 +1,18 @@
 //! "Adding a paper", worked and proved: a toy paper defined in this one file, with its
-//! algorithm (a module), one experiment kind and one config, run by the harness end to end.
-//! It edits no central file of the project: the kind registers itself where it is defined
-//! (`experiments::register_kind!`), and its config lives in a project root of its own.
+//! algorithm (a module), its own synthetic data, one experiment kind and one config, run by the
+//! harness end to end. It edits no central file of the project: the kind and the generator
+//! register themselves where they are defined (`experiments::register_kind!`,
+//! `experiments::register_generator!`), and the config lives in a project root of its own.
 //!
 //! The toy paper: "the mean of a sample shrunk towards zero", `μ̂_λ = Σ x_i / (n + λ)` (the
 //! ridge estimate of a constant with penalty λ). Its claims, checked below: `μ̂_0` is the sample
-//! mean (about 1/2 for uniform points on [0, 1]), and `μ̂_λ / μ̂_0 = n / (n + λ)` exactly.
+//! mean (1/2 for the toy paper's evenly spaced points on [0, 1]), and `μ̂_λ / μ̂_0 = n / (n + λ)`
+//! exactly.
 
 use serde::{Deserialize, Serialize};
 
 use experiments::context::CellContext;
+use experiments::data::synthetic::{Generated, Generator};
 use experiments::data::DataView;
 use experiments::kinds::{ColumnDoc, Kind, Params};
 use experiments::table::{row, Row};
@@ -25,6 +28,36 @@ mod shrinkage {
             return Err("an empty sample has no mean".into());
         }
         Ok(values.iter().sum::<f64>() / (values.len() as f64 + lambda))
+    }
+}
+
+/// The toy paper's data: `n` evenly spaced points `i / (n − 1)` on [0, 1] (one coordinate).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvenlySpaced {
+    n: usize,
+}
+
+experiments::register_generator!("toy_evenly_spaced", EvenlySpaced);
+
+impl Generator for EvenlySpaced {
+    fn task(&self) -> Option<datasets::Task> {
+        None
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.n < 2 {
+            return Err(format!("data.n = {}: need at least 2 points", self.n));
+        }
+        Ok(())
+    }
+
+    fn generate(&self, _rng: &mut rand_chacha::ChaCha8Rng) -> anyhow::Result<Generated> {
+        let step = 1.0 / (self.n - 1) as f64;
+        Ok(Generated::Points(ndarray::Array2::from_shape_fn(
+            (self.n, 1),
+            |(i, _)| i as f64 * step,
+        )))
     }
 }
 
@@ -101,15 +134,14 @@ figure = "Claim 1"
 description = "The shrunk mean against the penalty."
 
 [data]
-source = "uniform_box"
-n = 400
-dim = 2
+source = "toy_evenly_spaced"
+n = 401
 
 [params]
 lambda = [0.0, 4.0, 400.0]
 
 [[check]]
-name = "the unshrunk estimate is the sample mean of uniform points (about 1/2)"
+name = "the unshrunk estimate is the sample mean of the evenly spaced points (1/2)"
 metric = "estimate"
 kind = "mean"
 select = { lambda = 0.0 }
@@ -117,7 +149,7 @@ min = 0.45
 max = 0.55
 
 [profile.quick]
-data = { n = 100 }
+data = { n = 101 }
 "#;
 
 fn table(root: &std::path::Path, run: &str) -> Vec<Row> {
@@ -161,7 +193,8 @@ fn a_toy_paper_runs_without_touching_a_central_file() {
             (r["estimate"].as_f64().unwrap(), r["n"].as_f64().unwrap())
         };
         let (mean, n) = at(0.0);
-        assert_eq!(n, if profile == "quick" { 100.0 } else { 400.0 });
+        assert_eq!(n, if profile == "quick" { 101.0 } else { 401.0 });
+        assert!((mean - 0.5).abs() <= 1e-12, "the sample mean {mean}");
         for lambda in [4.0, 400.0] {
             let (shrunk, _) = at(lambda);
             let expected = n / (n + lambda);
@@ -184,6 +217,23 @@ fn a_toy_paper_runs_without_touching_a_central_file() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("lambda = -1"), "{err}");
+    // So are the generator's parameters, by the generator, and unknown keys, by name.
+    for (set, expected) in [
+        ("data.n=1", "data.n = 1: need at least 2 points"),
+        ("data.m=3", "data.m"),
+    ] {
+        let err = experiments::commands::run(
+            &common,
+            std::slice::from_ref(&config),
+            "quick",
+            &[set.to_string()],
+            &Default::default(),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(expected), "{set}: {err}");
+    }
 }
 
 #[test]

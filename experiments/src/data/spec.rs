@@ -4,40 +4,75 @@ use anyhow::Result;
 use datasets::{SplitSpec, Task};
 use serde::{Deserialize, Serialize};
 
-use super::synthetic::double_pendulum::DoublePendulumData;
-use super::synthetic::dumbbell::Dumbbell;
-use super::synthetic::laplace_gp::LaplaceGp;
-use super::synthetic::oblique_boundary::ObliqueBoundary;
-use super::synthetic::uniform_box::UniformBox;
-use super::synthetic::varying_sinus::VaryingSinus;
-use super::synthetic::Generator;
+use super::synthetic::{self, Generator};
 use crate::fingerprint::DataSources;
 
-/// Where the data come from (`[data] source = ...`). Deserialised through [`DataTable`] so
-/// that an error names the key (`data.n: invalid type ...`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "source", rename_all = "snake_case", try_from = "DataTable")]
+/// Where the data come from (`[data] source = ...`): a registered dataset, or one of the
+/// synthetic generators (each registers its `source` name itself: [`synthetic`]). Deserialised
+/// through [`DataTable`] so that an error names the key (`data.n: invalid type ...`); serialised
+/// as the table was written (`source` beside the generator's or dataset's fields), which is the
+/// form that data seeds and cell identities hash.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "DataTable")]
 pub enum DataSpec {
-    /// `n` points uniform on `[low, high]^dim`, drawn from the run's data seed (no download).
-    UniformBox(UniformBox),
     /// A registered dataset (`datasets/registry.toml`), verified by sha256 and typed by the
     /// registry's `[dataset.table]`.
     Dataset(DatasetSpec),
-    /// A Gaussian-process regression sample with the Laplace kernel.
-    LaplaceGp(LaplaceGp),
-    /// VarSinus, sin(1/(x + 0.01)) + noise (StreaMRAK).
-    VaryingSinus(VaryingSinus),
-    /// The 5-D dumbbell (StreaMRAK).
-    Dumbbell(Dumbbell),
-    /// Simulated double-pendulum trajectories (StreaMRAK).
-    DoublePendulum(DoublePendulumData),
-    /// Two classes split by an oblique hyperplane (Random Tessellation Forests simulation).
-    ObliqueBoundary(ObliqueBoundary),
+    /// Generated data, drawn from the run's data seed (no download).
+    Synthetic(Synthetic),
 }
 
-/// The `source` names, for error messages.
-const SOURCES: &str =
-    "uniform_box, dataset, laplace_gp, varying_sinus, dumbbell, double_pendulum, oblique_boundary";
+/// A generator with the `source` name it registered.
+#[derive(Debug)]
+pub struct Synthetic {
+    source: &'static str,
+    generator: Box<dyn Generator>,
+}
+
+impl Synthetic {
+    /// The registered `source` name.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+    /// The generator's typed parameters.
+    pub fn generator(&self) -> &dyn Generator {
+        self.generator.as_ref()
+    }
+}
+
+impl Clone for Synthetic {
+    fn clone(&self) -> Self {
+        Self {
+            source: self.source,
+            generator: self.generator.clone_box(),
+        }
+    }
+}
+
+impl PartialEq for Synthetic {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source && self.generator.to_json() == other.generator.to_json()
+    }
+}
+
+impl Serialize for DataSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (source, fields) = match self {
+            DataSpec::Dataset(d) => (
+                "dataset",
+                serde_json::to_value(d).map_err(serde::ser::Error::custom)?,
+            ),
+            DataSpec::Synthetic(g) => (g.source, g.generator.to_json()),
+        };
+        let serde_json::Value::Object(mut map) = fields else {
+            return Err(serde::ser::Error::custom(format!(
+                "data source {source}: its parameters do not serialise as a table"
+            )));
+        };
+        map.insert("source".into(), source.into());
+        map.serialize(serializer)
+    }
+}
 
 /// The `[data]` table as written.
 #[derive(Deserialize)]
@@ -47,6 +82,11 @@ pub struct DataTable(toml::Table);
 impl TryFrom<DataTable> for DataSpec {
     type Error = String;
     fn try_from(DataTable(mut table): DataTable) -> Result<Self, String> {
+        let sources = || {
+            let mut names = vec!["dataset"];
+            names.extend(synthetic::registered().iter().map(|r| r.source));
+            names.join(", ")
+        };
         let source = match table.remove("source") {
             Some(toml::Value::String(s)) => s,
             Some(other) => {
@@ -55,21 +95,19 @@ impl TryFrom<DataTable> for DataSpec {
                     other.type_str()
                 ))
             }
-            None => return Err(format!("data.source: missing; one of {SOURCES}")),
+            None => return Err(format!("data.source: missing; one of {}", sources())),
         };
-        use crate::toml_table::typed_table as typed;
-        match source.as_str() {
-            "uniform_box" => Ok(DataSpec::UniformBox(typed(table, "data")?)),
-            "dataset" => Ok(DataSpec::Dataset(typed(table, "data")?)),
-            "laplace_gp" => Ok(DataSpec::LaplaceGp(typed(table, "data")?)),
-            "varying_sinus" => Ok(DataSpec::VaryingSinus(typed(table, "data")?)),
-            "dumbbell" => Ok(DataSpec::Dumbbell(typed(table, "data")?)),
-            "double_pendulum" => Ok(DataSpec::DoublePendulum(typed(table, "data")?)),
-            "oblique_boundary" => Ok(DataSpec::ObliqueBoundary(typed(table, "data")?)),
-            other => Err(format!(
-                "data.source = {other:?} is unknown; one of {SOURCES}"
-            )),
+        if source == "dataset" {
+            return Ok(DataSpec::Dataset(crate::toml_table::typed_table(
+                table, "data",
+            )?));
         }
+        let registration = synthetic::find(&source)
+            .ok_or_else(|| format!("data.source = {source:?} is unknown; one of {}", sources()))?;
+        Ok(DataSpec::Synthetic(Synthetic {
+            source: registration.source,
+            generator: (registration.parse)(table)?,
+        }))
     }
 }
 
@@ -103,14 +141,15 @@ impl DataSpec {
     /// The synthetic generator, if the data are generated.
     pub fn generator(&self) -> Option<&dyn Generator> {
         match self {
-            DataSpec::UniformBox(g) => Some(g),
-            DataSpec::LaplaceGp(g) => Some(g),
-            DataSpec::VaryingSinus(g) => Some(g),
-            DataSpec::Dumbbell(g) => Some(g),
-            DataSpec::DoublePendulum(g) => Some(g),
-            DataSpec::ObliqueBoundary(g) => Some(g),
+            DataSpec::Synthetic(g) => Some(g.generator()),
             DataSpec::Dataset(_) => None,
         }
+    }
+
+    /// The generator's parameters when the data are generated by `G` (for a kind that needs
+    /// one particular generator, e.g. points on a box).
+    pub fn generated_by<G: Generator + 'static>(&self) -> Option<&G> {
+        self.generator()?.as_any().downcast_ref()
     }
 
     /// Whether every repetition sees the same split (the published files, generated rows):
@@ -118,8 +157,7 @@ impl DataSpec {
     pub fn fixed_split(&self) -> bool {
         match self {
             DataSpec::Dataset(d) => matches!(d.split, None | Some(SplitSpec::Given)),
-            DataSpec::ObliqueBoundary(_) => false,
-            _ => true,
+            DataSpec::Synthetic(g) => g.generator().fixed_split(),
         }
     }
 
@@ -130,20 +168,15 @@ impl DataSpec {
     pub fn sources(&self) -> DataSources<'_> {
         match self {
             DataSpec::Dataset(d) => DataSources::Dataset(&d.name),
-            _ => DataSources::Generator(
-                self.generator()
-                    .expect("synthetic data have a generator")
-                    .type_path(),
-            ),
+            DataSpec::Synthetic(g) => DataSources::Generator(g.generator().type_path()),
         }
     }
 
     /// What the data hold: `None` for points without targets, else the task.
     pub fn task(&self) -> Result<Option<Task>, String> {
-        match (self, self.generator()) {
-            (DataSpec::Dataset(d), _) => Ok(registry_table(&d.name)?.map(|t| t.task)),
-            (_, Some(g)) => Ok(g.task()),
-            (_, None) => Ok(None),
+        match self {
+            DataSpec::Dataset(d) => Ok(registry_table(&d.name)?.map(|t| t.task)),
+            DataSpec::Synthetic(g) => Ok(g.generator().task()),
         }
     }
 
@@ -159,11 +192,9 @@ impl DataSpec {
 
     /// Checks everything that can be checked without reading data.
     pub fn validate(&self) -> Result<(), String> {
-        if let Some(g) = self.generator() {
-            return g.validate();
-        }
-        let DataSpec::Dataset(d) = self else {
-            return Ok(());
+        let d = match self {
+            DataSpec::Synthetic(g) => return g.generator().validate(),
+            DataSpec::Dataset(d) => d,
         };
         if d.max_rows == Some(0) {
             return Err("data.max_rows = 0: need at least one row".into());

@@ -21,6 +21,8 @@ pub struct LaplaceGp {
     pub noise_sd: f64,
 }
 
+crate::register_generator!("laplace_gp", LaplaceGp);
+
 impl Generator for LaplaceGp {
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Regression)
@@ -66,7 +68,8 @@ impl Generator for LaplaceGp {
 
     fn generate(&self, rng: &mut ChaCha8Rng) -> Result<Generated> {
         let n = self.n_train + self.n_validation + self.n_test;
-        let x = datasets::uniform_box(n, self.dim, 0.0, 1.0, rng)?;
+        let x =
+            super::uniform_box::sample(n, self.dim, 0.0, 1.0, rng).map_err(anyhow::Error::msg)?;
         let gram = kernel_core::kernel::laplace_gram(x.view(), x.view(), self.lifetime)?;
         let sample = kernel_core::gp::sample_gp(&gram, self.noise_sd, rng)
             .context("cannot draw the Gaussian-process targets")?;

@@ -31,9 +31,16 @@ pub struct ObliqueBoundary {
     pub test_fraction: f64,
 }
 
+crate::register_generator!("oblique_boundary", ObliqueBoundary);
+
 impl Generator for ObliqueBoundary {
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Classification)
+    }
+
+    /// A random split per repetition.
+    fn fixed_split(&self) -> bool {
+        false
     }
 
     fn validate(&self) -> Result<(), String> {

@@ -1,12 +1,60 @@
 //! VarSinus, f(x) = sin(1/(x + 0.01)) + noise, dense near x = 0 (StreaMRAK, spec §8.1).
 
 use anyhow::Result;
-use datasets::varying_sinus::{sample, NOISE_SD, TEST, TRAINING};
-use ndarray::{concatenate, Axis};
+use ndarray::{concatenate, Array1, Axis};
+use rand::seq::SliceRandom;
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Gamma, Normal};
 use serde::{Deserialize, Serialize};
 
 use super::{Generated, Generator};
+
+/// The paper's sizes: (Gamma draws, uniform draws, upper end of the uniform draws).
+pub const TRAINING: (usize, usize, f64) = (1_650_000, 550_000, 1.0);
+/// The test set: Gamma draws and uniform draws on [0, 0.8).
+pub const TEST: (usize, usize, f64) = (130_000, 43_333, 0.8);
+/// Standard deviation of the additive noise.
+pub const NOISE_SD: f64 = 1e-4;
+
+/// f(x) = sin(1/(x + 0.01)).
+pub fn target(x: f64) -> f64 {
+    (1.0 / (x + 0.01)).sin()
+}
+
+/// `n_gamma` draws of Gamma(shape 1, scale 2) divided by their maximum (so in (0, 1], dense
+/// near 0) and `n_uniform` draws of U(0, `uniform_high`), shuffled, with targets
+/// f(x) + N(0, `noise_sd`²).
+pub fn sample<R: Rng + ?Sized>(
+    n_gamma: usize,
+    n_uniform: usize,
+    uniform_high: f64,
+    noise_sd: f64,
+    rng: &mut R,
+) -> Result<(Array1<f64>, Array1<f64>)> {
+    if n_gamma + n_uniform == 0 {
+        anyhow::bail!("varying sinus: no points to draw");
+    }
+    let valid =
+        uniform_high.is_finite() && uniform_high > 0.0 && noise_sd.is_finite() && noise_sd >= 0.0;
+    if !valid {
+        anyhow::bail!(
+            "varying sinus: uniform_high = {uniform_high}, noise_sd = {noise_sd}: expected a finite \
+             bound > 0 and a finite sd >= 0"
+        );
+    }
+    let gamma = Gamma::new(1.0, 2.0).expect("valid Gamma");
+    let mut x: Vec<f64> = (0..n_gamma).map(|_| gamma.sample(rng)).collect();
+    let max = x.iter().copied().fold(0.0, f64::max);
+    if max > 0.0 {
+        x.iter_mut().for_each(|v| *v /= max);
+    }
+    x.extend((0..n_uniform).map(|_| rng.random_range(0.0..uniform_high)));
+    x.shuffle(rng);
+    let noise = Normal::new(0.0, noise_sd).expect("finite sd");
+    let y: Vec<f64> = x.iter().map(|&v| target(v) + noise.sample(rng)).collect();
+    Ok((Array1::from(x), Array1::from(y)))
+}
 
 fn train_gamma() -> usize {
     TRAINING.0
@@ -50,6 +98,8 @@ pub struct VaryingSinus {
 
 /// More points than this are not what was meant (the paper's are 2.4 M).
 const MAX_POINTS: usize = 20_000_000;
+
+crate::register_generator!("varying_sinus", VaryingSinus);
 
 impl Generator for VaryingSinus {
     fn task(&self) -> Option<datasets::Task> {
@@ -108,5 +158,56 @@ impl Generator for VaryingSinus {
             n_validation: 0,
             notes: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn inputs_are_in_the_unit_interval_dense_near_zero_with_noisy_targets() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let (x, y) = sample(30_000, 10_000, 1.0, NOISE_SD, &mut rng).unwrap();
+        assert_eq!((x.len(), y.len()), (40_000, 40_000));
+        assert!(x.iter().all(|&v| (0.0..=1.0).contains(&v)));
+        // The normalised Gamma draws reach 1 exactly once.
+        assert_eq!(x.iter().filter(|&&v| v == 1.0).count(), 1);
+        // Exp(mean 2) / max of 30,000 draws (about 2 ln 30000 = 20.6): most mass below 0.2.
+        let near_zero = x.iter().filter(|&&v| v < 0.2).count() as f64 / 40_000.0;
+        assert!(near_zero > 0.6, "share below 0.2: {near_zero}");
+        let residual_sd = (x
+            .iter()
+            .zip(&y)
+            .map(|(&a, &b)| (b - target(a)).powi(2))
+            .sum::<f64>()
+            / 40_000.0)
+            .sqrt();
+        assert!(
+            (residual_sd / NOISE_SD - 1.0).abs() < 0.05,
+            "noise sd {residual_sd}"
+        );
+    }
+
+    #[test]
+    fn the_test_set_keeps_its_uniform_part_below_its_bound_and_draws_are_seeded() {
+        let draw = |seed| {
+            sample(
+                1000,
+                500,
+                0.8,
+                NOISE_SD,
+                &mut ChaCha8Rng::seed_from_u64(seed),
+            )
+            .unwrap()
+        };
+        let (x, _) = draw(3);
+        assert_eq!(draw(3), draw(3));
+        assert_ne!(draw(3).0, draw(4).0);
+        // 500 uniform draws below 0.8 and Gamma draws anywhere in (0, 1].
+        assert!(x.iter().filter(|&&v| v >= 0.8).count() < 1000);
+        assert!(sample(0, 0, 1.0, 0.0, &mut ChaCha8Rng::seed_from_u64(0)).is_err());
+        assert!(sample(1, 0, 0.0, 0.0, &mut ChaCha8Rng::seed_from_u64(0)).is_err());
     }
 }

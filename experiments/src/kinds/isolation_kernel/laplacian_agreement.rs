@@ -15,6 +15,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::context::CellContext;
+use crate::data::synthetic::uniform_box::UniformBox;
 use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::{ColumnDoc, Kind, Params};
@@ -89,8 +90,8 @@ impl Kind for LaplacianAgreement {
     const CODE_VERSION: u32 = 1;
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
-        match data {
-            DataSpec::UniformBox(b) if b.low == -1.0 && b.high == 1.0 => Ok(()),
+        match data.generated_by::<UniformBox>() {
+            Some(b) if b.low == -1.0 && b.high == 1.0 => Ok(()),
             _ => Err(format!(
                 "{} needs uniform_box data on [-1, 1] (low = -1, high = 1)",
                 Self::NAME

@@ -13,6 +13,7 @@ use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use crate::context::CellContext;
+use crate::data::synthetic::uniform_box::UniformBox;
 use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::mondrian::feature_maps;
@@ -95,8 +96,8 @@ impl Kind for KernelApproximation {
     const CODE_VERSION: u32 = 1;
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
-        match data {
-            DataSpec::UniformBox(b) if b.n > MAX_POINTS => Err(too_many(b.n)),
+        match data.generated_by::<UniformBox>() {
+            Some(b) if b.n > MAX_POINTS => Err(too_many(b.n)),
             _ => Ok(()),
         }
     }

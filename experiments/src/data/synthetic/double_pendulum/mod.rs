@@ -1,8 +1,10 @@
 //! Double-pendulum trajectories (StreaMRAK, spec §8.3): training and test pendulums simulated
 //! from perturbed initial conditions with an adaptive Dormand–Prince integrator.
 
+pub mod dynamics;
+
 use anyhow::Result;
-use datasets::double_pendulum::{
+use dynamics::{
     trajectories, DoublePendulum, InitialConditions, State, Tolerance, HIGH_ENERGY_DEGREES,
     LOW_ENERGY_DEGREES, TEST_PERTURBATION, TRAINING_PERTURBATION,
 };
@@ -156,6 +158,8 @@ impl DoublePendulumData {
     }
 }
 
+crate::register_generator!("double_pendulum", DoublePendulumData);
+
 impl Generator for DoublePendulumData {
     fn task(&self) -> Option<datasets::Task> {
         Some(datasets::Task::Regression)
@@ -218,7 +222,7 @@ mod tests {
             (HIGH_ENERGY_DEGREES, 0.63, 28.4),
             (LOW_ENERGY_DEGREES, -28.2, 21.5),
         ] {
-            let e = p.energy(&datasets::double_pendulum::radians(mean));
+            let e = p.energy(&dynamics::radians(mean));
             assert!((e - e_want).abs() < 0.05, "E {e} vs {e_want}");
             let d = max_distance(&p, e);
             assert!((d - d_want).abs() < 0.1, "maxDistance {d} vs {d_want}");

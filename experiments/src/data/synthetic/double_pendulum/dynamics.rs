@@ -1,6 +1,7 @@
 //! The double pendulum of the StreaMRAK paper (spec `streamrak.md` §8.3): its equations of
 //! motion, energy and mass positions, an adaptive Dormand–Prince 5(4) integrator, and seeded
-//! trajectories from perturbed initial conditions.
+//! trajectories from perturbed initial conditions (the physics behind the generator of
+//! [`super`]).
 //!
 //! State s = (θ₁, θ₂, ω₁, ω₂) in rad and rad/s; a trajectory records the state after every step
 //! of `dt`, each step integrated adaptively over [0, dt] (the system is chaotic: accuracy, not
@@ -8,12 +9,11 @@
 //! from one seed each, taken from the caller's RNG in order, so the data do not depend on the
 //! thread count.
 
+use anyhow::{bail, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
-
-use crate::error::ParamError;
 
 /// A state (θ₁, θ₂, ω₁, ω₂).
 pub type State = [f64; 4];
@@ -95,16 +95,12 @@ impl DoublePendulum {
         dt: f64,
         steps: usize,
         tolerance: Tolerance,
-    ) -> Result<Vec<State>, ParamError> {
+    ) -> Result<Vec<State>> {
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(ParamError::Invalid(format!(
-                "dt = {dt}: expected a finite step > 0"
-            )));
+            bail!("dt = {dt}: expected a finite step > 0");
         }
         if s0.iter().any(|v| !v.is_finite()) {
-            return Err(ParamError::Invalid(format!(
-                "initial state {s0:?} is not finite"
-            )));
+            bail!("initial state {s0:?} is not finite");
         }
         let mut states = Vec::with_capacity(steps + 1);
         states.push(s0);
@@ -150,7 +146,7 @@ pub fn dormand_prince<const N: usize>(
     span: f64,
     h0: f64,
     tol: Tolerance,
-) -> Result<([f64; N], f64), ParamError> {
+) -> Result<([f64; N], f64)> {
     // Stage times (0, 1/5, 3/10, 4/5, 8/9, 1, 1) are not needed: the system is autonomous.
     const A: [[f64; 6]; 7] = [
         [0.0; 6],
@@ -193,10 +189,11 @@ pub fn dormand_prince<const N: usize>(
         -1.0 / 40.0,
     ];
     if !(tol.rtol > 0.0 && tol.atol >= 0.0 && span > 0.0 && h0 > 0.0) {
-        return Err(ParamError::Invalid(format!(
+        bail!(
             "integrator: rtol = {}, atol = {}, span = {span}, h0 = {h0}: expected positive values",
-            tol.rtol, tol.atol
-        )));
+            tol.rtol,
+            tol.atol
+        );
     }
     let (mut t, mut y, mut h) = (0.0, y0, h0.min(span));
     let mut k = [[0.0; N]; 7];
@@ -233,9 +230,7 @@ pub fn dormand_prince<const N: usize>(
         }
         let err = (err / N as f64).sqrt();
         if !err.is_finite() || y_new.iter().any(|v| !v.is_finite()) {
-            return Err(ParamError::Invalid(
-                "integrator: the solution is not finite (diverging system?)".into(),
-            ));
+            bail!("integrator: the solution is not finite (diverging system?)");
         }
         let factor = if err == 0.0 {
             5.0
@@ -252,14 +247,12 @@ pub fn dormand_prince<const N: usize>(
         }
         h *= factor;
         if t + h <= t {
-            return Err(ParamError::Invalid(
-                "integrator: the step size underflowed".into(),
-            ));
+            bail!("integrator: the step size underflowed");
         }
     }
-    Err(ParamError::Invalid(format!(
+    Err(anyhow::anyhow!(
         "integrator: more than {MAX_STEPS} steps for one interval"
-    )))
+    ))
 }
 
 /// Degrees to radians, per component.
@@ -302,13 +295,13 @@ pub fn trajectories<R: Rng + ?Sized>(
     (steps, dt): (usize, f64),
     tolerance: Tolerance,
     rng: &mut R,
-) -> Result<Vec<Vec<State>>, ParamError> {
+) -> Result<Vec<Vec<State>>> {
     let InitialConditions {
         mean_degrees,
         fractions,
     } = initial;
     if n == 0 {
-        return Err(ParamError::Invalid("trajectories: n = 0".into()));
+        bail!("trajectories: n = 0");
     }
     let seeds: Vec<[u8; 32]> = (0..n).map(|_| rng.random()).collect();
     seeds
