@@ -122,8 +122,9 @@ pub fn parse<G: Generator + DeserializeOwned + 'static>(
     )?))
 }
 
-/// Every registered generator, sorted by `source` (the names are checked once: unique, not
-/// `dataset`, lowercase words).
+/// Every registered generator, sorted by `source`. That the names are unique, not `dataset`,
+/// and lowercase words is checked by this module's unit test, not at run time: a second
+/// registration of a name would be shadowed by the first in [`find`].
 pub fn registered() -> &'static [&'static GeneratorRegistration] {
     static ALL: OnceLock<Vec<&'static GeneratorRegistration>> = OnceLock::new();
     ALL.get_or_init(|| {
