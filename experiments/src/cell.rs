@@ -35,10 +35,8 @@ pub struct Cell {
     pub seeds: Seeds,
 }
 
-/// Column names of the result table: identity, parameters (sorted), the kind's measurements,
-/// the cell status (runs with a cell budget only), timing.
-pub fn all_columns(kind: &dyn ExperimentKind, grid: &[PointParams], budgeted: bool) -> Vec<String> {
-    let mut columns: Vec<String> = IDENTITY_COLUMNS.iter().map(|s| s.to_string()).collect();
+/// The parameter columns of a grid's table (every key of any point), sorted.
+pub fn parameter_columns(grid: &[PointParams]) -> Vec<String> {
     let mut params: Vec<String> = grid
         .iter()
         .filter_map(|p| p.canonical.as_object())
@@ -46,7 +44,14 @@ pub fn all_columns(kind: &dyn ExperimentKind, grid: &[PointParams], budgeted: bo
         .collect();
     params.sort();
     params.dedup();
-    columns.extend(params);
+    params
+}
+
+/// Column names of the result table: identity, parameters (sorted), the kind's measurements,
+/// the cell status (runs with a cell budget only), timing.
+pub fn all_columns(kind: &dyn ExperimentKind, grid: &[PointParams], budgeted: bool) -> Vec<String> {
+    let mut columns: Vec<String> = IDENTITY_COLUMNS.iter().map(|s| s.to_string()).collect();
+    columns.extend(parameter_columns(grid));
     columns.extend(kind.columns().iter().map(|c| c.name.to_string()));
     if budgeted {
         columns.push(STATUS_COLUMN.to_string());

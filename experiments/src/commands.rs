@@ -171,6 +171,7 @@ fn run_one(
                 spec,
                 &figure_title(resolved),
                 &rows,
+                &crate::cell::parameter_columns(&resolved.grid),
                 &outcome.paths.figure_stem,
             )? {
                 println!("figure    {}", common.shown(&path));
@@ -314,8 +315,15 @@ pub fn plot(common: &Common, configs: &[PathBuf]) -> Result<bool> {
             match store::load_complete(&paths) {
                 Ok((_, rows)) => {
                     let title = format!("{} ({run})", r.config.experiment.figure);
+                    let parameters = crate::cell::parameter_columns(&r.grid);
                     for spec in &r.config.plot {
-                        for path in crate::plot::render(spec, &title, &rows, &paths.figure_stem)? {
+                        for path in crate::plot::render(
+                            spec,
+                            &title,
+                            &rows,
+                            &parameters,
+                            &paths.figure_stem,
+                        )? {
                             println!("figure    {}", common.shown(&path));
                             rendered += 1;
                         }
@@ -405,15 +413,23 @@ pub fn check(
 pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
     let paths = discover_or(common, configs)?;
     let resolved = load_all(common, &paths, FULL_PROFILE, &[], false)?;
-    let report = crate::report::build(&common.root, &resolved, run);
+    let file = if run == FULL_PROFILE {
+        "REPORT.md".to_string()
+    } else {
+        format!("REPORT-{run}.md")
+    };
+    let path = common.root.join("results").join(file);
+    let previous = std::fs::read_to_string(&path).ok();
+    let report = crate::report::build(&common.root, &resolved, run, previous.as_deref());
     println!("{}", report.text);
+    if report.kept > 0 {
+        eprintln!(
+            "{} section(s) kept from {} (no complete `{run}` run of theirs here)",
+            report.kept,
+            common.shown(&path)
+        );
+    }
     if configs.is_empty() {
-        let file = if run == FULL_PROFILE {
-            "REPORT.md".to_string()
-        } else {
-            format!("REPORT-{run}.md")
-        };
-        let path = common.root.join("results").join(file);
         crate::files::write_atomic(&path, report.text.as_bytes())?;
         eprintln!("report written to {}", common.shown(&path));
     } else {

@@ -12,7 +12,8 @@ use std::path::Path;
 use crate::check::Outcome;
 use crate::config::ResolvedConfig;
 use crate::store::{self, RunPaths};
-use crate::summary::number;
+use crate::summary::{mean_pm_sd, number};
+use crate::table::{Row, Value};
 
 /// Appends a Markdown table of check (or hypothesis) results, with `words` for passed and
 /// failed; returns how many failed.
@@ -49,12 +50,98 @@ fn results_table(
     failed
 }
 
+/// The `[[reference]]` numbers beside the run's. Where the run sweeps a parameter the
+/// reference's selection does not fix (a `--set params.lifetime=[3, 30]`), each value gets its
+/// own line, and the published number is set beside the values the config itself runs only
+/// (n/a for the others: it presumes the config's value).
+fn references_table(r: &ResolvedConfig, rows: &[Row], parameters: &[String]) -> String {
+    let mut out = String::from(
+        "| quantity | published / reference | reproduced (mean ± sd, n) | difference |\n|---|---|---|---|\n",
+    );
+    for reference in &r.config.reference {
+        let note = if reference.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", reference.note)
+        };
+        let selected: Vec<&Row> = crate::stats::selected(rows, &reference.select).collect();
+        let consumed: Vec<&str> = reference.select.keys().map(String::as_str).collect();
+        let axes = crate::stats::pooled_parameters(&selected, parameters, &consumed);
+        // The values of the swept parameters at the config's own grid points of this selection.
+        let presumed: Vec<Vec<Value>> = r
+            .grid
+            .iter()
+            .filter_map(|p| p.canonical.as_object())
+            .filter(|point| {
+                reference.select.iter().all(|(k, v)| {
+                    point
+                        .get(k)
+                        .is_none_or(|value| Value::from_json(value).matches(v))
+                })
+            })
+            .map(|point| {
+                axes.iter()
+                    .map(|a| point.get(a).map_or(Value::Null, Value::from_json))
+                    .collect()
+            })
+            .collect();
+        for (label, members) in crate::stats::strata(&selected, &axes) {
+            let members: Vec<Row> = members.into_iter().cloned().collect();
+            let values: Vec<Value> = axes
+                .iter()
+                .map(|a| members[0].get(a).cloned().unwrap_or(Value::Null))
+                .collect();
+            let applies = axes.is_empty() || presumed.contains(&values);
+            let quantity = if label.is_empty() {
+                reference.label.clone()
+            } else {
+                format!("{} ({label})", reference.label)
+            };
+            let (cell, diff) = match reference.reproduced(&members) {
+                Some((mean, sd, n)) => (
+                    format!("{} (n = {n})", mean_pm_sd(mean, sd)),
+                    if applies {
+                        format!("{:+.3}", mean - reference.value)
+                    } else {
+                        "n/a".into()
+                    },
+                ),
+                None => ("no rows".into(), "".into()),
+            };
+            let published = if applies {
+                format!("{}{note}", number(reference.value))
+            } else {
+                let config_values: Vec<String> = presumed
+                    .iter()
+                    .map(|v| crate::stats::stratum_label(&axes, v))
+                    .collect();
+                format!(
+                    "n/a: published for {}",
+                    if config_values.is_empty() {
+                        "the config's values".to_string()
+                    } else {
+                        config_values.join("; ")
+                    }
+                )
+            };
+            let _ = writeln!(out, "| {quantity} | {published} | {cell} | {diff} |");
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// How a section kept from an earlier report begins.
+const KEPT_MARK: &str = "_Kept from the previous report:";
+
 /// A report and what it found wanting.
 pub struct Report {
     /// Markdown.
     pub text: String,
     /// Configs without a complete (and intact) run.
     pub missing: usize,
+    /// Of those, the sections kept from the previous report.
+    pub kept: usize,
     /// Checks that failed.
     pub failed_checks: usize,
 }
@@ -66,9 +153,25 @@ impl Report {
     }
 }
 
+/// A config's section of a report written before (`### <figure> — `<name>``, up to the next
+/// section or paper), if it has one.
+fn previous_section<'a>(previous: &'a str, figure: &str, name: &str) -> Option<&'a str> {
+    let header = format!("\n### {figure} — `{name}`\n");
+    let start = previous.find(&header)? + 1;
+    let rest = &previous[start + header.len() - 1..];
+    let end = ["\n### ", "\n## "]
+        .iter()
+        .filter_map(|h| rest.find(h))
+        .min()
+        .map_or(previous.len(), |i| start + header.len() - 1 + i + 1);
+    Some(&previous[start..end])
+}
+
 /// Builds the report of the stored runs `run` of `configs` (paper → sections), as Markdown.
-/// Paths in it are relative to the project root.
-pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
+/// Paths in it are relative to the project root. A config without a complete run keeps its
+/// section of `previous` (the report written before, e.g. the committed one), marked as kept,
+/// rather than a stub; only a config no report has shown gets the line saying how to run it.
+pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Option<&str>) -> Report {
     let mut missing = 0;
     let mut failed_checks = 0;
     let mut by_paper: BTreeMap<&str, Vec<&ResolvedConfig>> = BTreeMap::new();
@@ -78,34 +181,75 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
             .or_default()
             .push(c);
     }
-    let mut out = String::from(
-        "# Reproduced vs published numbers\n\nGenerated by `repro report` from the stored full runs \
-         (`make reproduce-all`). Reproduced values are mean ± sd over the repetitions of the run.\n",
+    let source = if run == crate::config::FULL_PROFILE {
+        "the stored full runs (`make reproduce-all`)".to_string()
+    } else {
+        format!(
+            "the stored `{run}` runs (`repro run --profile {}`): not the papers' protocols, a \
+             smoke test of them",
+            run.split("-set-").next().unwrap_or(run)
+        )
+    };
+    let mut out = format!(
+        "# Reproduced vs published numbers ({run} runs)\n\nGenerated by `repro report` from \
+         {source}. Reproduced values are mean ± sd (the sample sd, ddof 1) over the repetitions \
+         of the run.\n",
     );
+    let mut kept = 0;
     for (paper, mut configs) in by_paper {
         // Figures in their paper's order ("Fig. 5" before "Fig. 10").
         configs.sort_by_key(|c| crate::keys::natural_key(&c.config.experiment.figure));
         let _ = write!(out, "\n## {paper}\n");
         for r in configs {
             let e = &r.config.experiment;
-            let _ = write!(
-                out,
-                "\n### {} — `{}`\n\n{}\n\n",
-                e.figure,
-                e.name,
-                e.description.trim()
-            );
             let paths = RunPaths::new(root, &e.name, run);
             let (manifest, rows) = match store::load_complete(&paths) {
-                Ok(x) => x,
+                Ok(x) => {
+                    let _ = write!(
+                        out,
+                        "\n### {} — `{}`\n\n{}\n\n",
+                        e.figure,
+                        e.name,
+                        e.description.trim()
+                    );
+                    x
+                }
                 Err(err) => {
                     missing += 1;
                     let why = format!("{err:#}").replace(&format!("{}/", root.display()), "");
-                    let _ = writeln!(
-                        out,
-                        "_No complete `{run}` run: {why}. Run `repro run {}`._",
-                        r.path.display()
-                    );
+                    let old = previous.and_then(|p| previous_section(p, &e.figure, &e.name));
+                    match old {
+                        Some(text) => {
+                            kept += 1;
+                            // The old section's body, without its header and earlier marks.
+                            let body: String = text
+                                .lines()
+                                .skip(1)
+                                .filter(|l| !l.starts_with(KEPT_MARK))
+                                .map(|l| format!("{l}\n"))
+                                .collect();
+                            let _ = write!(
+                                out,
+                                "\n### {} — `{}`\n\n{KEPT_MARK} no complete `{run}` run here \
+                                 ({why}); `repro run {}` regenerates it._\n\n{}\n",
+                                e.figure,
+                                e.name,
+                                r.path.display(),
+                                body.trim_matches('\n'),
+                            );
+                        }
+                        None => {
+                            let _ = write!(
+                                out,
+                                "\n### {} — `{}`\n\n{}\n\n_No complete `{run}` run: {why}. Run \
+                                 `repro run {}`._\n",
+                                e.figure,
+                                e.name,
+                                e.description.trim(),
+                                r.path.display()
+                            );
+                        }
+                    }
                     continue;
                 }
             };
@@ -134,33 +278,12 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
                     let _ = writeln!(out, "![{caption}](../{})\n", rel.display());
                 }
             }
+            let parameters = crate::cell::parameter_columns(&r.grid);
             if !r.config.reference.is_empty() {
-                out.push_str("| quantity | published / reference | reproduced (mean ± sd, n) | difference |\n|---|---|---|---|\n");
-                for reference in &r.config.reference {
-                    let reproduced = reference.reproduced(&rows);
-                    let (cell, diff) = match reproduced {
-                        Some((mean, sd, n)) => (
-                            format!("{} ± {} (n = {n})", number(mean), number(sd)),
-                            format!("{:+.3}", mean - reference.value),
-                        ),
-                        None => ("no rows".into(), "".into()),
-                    };
-                    let note = if reference.note.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", reference.note)
-                    };
-                    let _ = writeln!(
-                        out,
-                        "| {} | {}{note} | {cell} | {diff} |",
-                        reference.label,
-                        number(reference.value)
-                    );
-                }
-                out.push('\n');
+                out.push_str(&references_table(r, &rows, &parameters));
             }
             for summary in &r.config.summary {
-                out.push_str(&summary.markdown(&rows));
+                out.push_str(&summary.markdown(&rows, &parameters));
             }
             let hypotheses = crate::check::evaluate_all(
                 &r.config.hypothesis,
@@ -191,6 +314,30 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str) -> Report {
     Report {
         text: out,
         missing,
+        kept,
         failed_checks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_previous_section_is_found_up_to_the_next_section_or_paper() {
+        let text = "# R\n\n## P\n\n### Fig. 1 — `a`\n\nbody a\n\n### Fig. 2 — `b`\n\nbody b\n\n## Q\n\n### Fig. 3 — `c`\n\nbody c\n";
+        assert_eq!(
+            previous_section(text, "Fig. 1", "a"),
+            Some("### Fig. 1 — `a`\n\nbody a\n\n")
+        );
+        assert_eq!(
+            previous_section(text, "Fig. 2", "b"),
+            Some("### Fig. 2 — `b`\n\nbody b\n\n")
+        );
+        assert_eq!(
+            previous_section(text, "Fig. 3", "c"),
+            Some("### Fig. 3 — `c`\n\nbody c\n")
+        );
+        assert_eq!(previous_section(text, "Fig. 4", "d"), None);
     }
 }

@@ -1,7 +1,7 @@
 //! Statistics over a run's rows (row selection, means, the paired sign test, log-log slopes,
 //! the first x reaching a level), used by the checks, the figures and the report.
 
-use crate::table::Row;
+use crate::table::{Row, Value};
 
 /// The rows matching every `key = value` of `select`.
 pub fn selected<'a>(rows: &'a [Row], select: &'a toml::Table) -> impl Iterator<Item = &'a Row> {
@@ -17,6 +17,88 @@ pub fn values_of(rows: &[Row], metric: &str, select: &toml::Table) -> Vec<f64> {
     selected(rows, select)
         .filter_map(|r| r.get(metric).and_then(|v| v.as_f64()))
         .collect()
+}
+
+/// Mean, sample standard deviation (ddof 1; NaN for fewer than two values) and count.
+pub fn mean_sd(values: &[f64]) -> (f64, f64, usize) {
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let sd = if n < 2 {
+        f64::NAN
+    } else {
+        (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    };
+    (mean, sd, n)
+}
+
+/// The parameter columns (of `parameters`, outside `consumed`) that take more than one value
+/// among rows agreeing on every `consumed` column: what a view grouping the rows by `consumed`
+/// (a figure's series and x, a table's rows) would average together. Such a view keeps them
+/// apart ([`strata`]). A parameter set per group (a `[[case]]` per method) is constant within
+/// each group and is not pooled.
+pub fn pooled_parameters(rows: &[&Row], parameters: &[String], consumed: &[&str]) -> Vec<String> {
+    let key = |r: &Row| -> Vec<String> {
+        consumed
+            .iter()
+            .map(|c| r.get(*c).map(|v| v.to_string()).unwrap_or_default())
+            .collect()
+    };
+    parameters
+        .iter()
+        .filter(|p| !consumed.contains(&p.as_str()))
+        .filter(|p| {
+            let mut seen: std::collections::BTreeMap<Vec<String>, String> = Default::default();
+            rows.iter().any(|r| {
+                let v = r.get(p.as_str()).map(|v| v.to_string()).unwrap_or_default();
+                seen.entry(key(r)).or_insert_with(|| v.clone()) != &v
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// The rows split by their values of `axes`, labelled `lifetime = 3, trees = 10`, in
+/// increasing order of the values (numbers numerically); one unlabelled stratum of all rows
+/// when `axes` is empty.
+pub fn strata<'a>(rows: &[&'a Row], axes: &[String]) -> Vec<(String, Vec<&'a Row>)> {
+    if axes.is_empty() {
+        return vec![(String::new(), rows.to_vec())];
+    }
+    let mut groups: Vec<(Vec<Value>, Vec<&'a Row>)> = Vec::new();
+    for &r in rows {
+        let values: Vec<Value> = axes
+            .iter()
+            .map(|a| r.get(a).cloned().unwrap_or(Value::Null))
+            .collect();
+        match groups.iter_mut().find(|(v, _)| *v == values) {
+            Some((_, members)) => members.push(r),
+            None => groups.push((values, vec![r])),
+        }
+    }
+    let order = |a: &Value, b: &Value| match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        _ => a.to_string().cmp(&b.to_string()),
+    };
+    groups.sort_by(|(a, _), (b, _)| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| order(x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    groups
+        .into_iter()
+        .map(|(values, members)| (stratum_label(axes, &values), members))
+        .collect()
+}
+
+/// `lifetime = 3, trees = 10`.
+pub fn stratum_label(axes: &[String], values: &[Value]) -> String {
+    axes.iter()
+        .zip(values)
+        .map(|(a, v)| format!("{a} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A paired one-tailed sign test.
@@ -190,4 +272,64 @@ pub fn loglog_slope(
     let sxy: f64 = points.iter().map(|(a, b)| (a - mx) * (b - my)).sum();
     let sxx: f64 = points.iter().map(|(a, _)| (a - mx) * (a - mx)).sum();
     Ok(sxy / sxx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::row;
+
+    /// Rows of a sweep over `lifetime` (two values) per (method, m), with `psi` set per method.
+    fn swept() -> Vec<Row> {
+        let mut rows = Vec::new();
+        for (method, psi) in [("a", 1i64), ("b", 2)] {
+            for lifetime in [30.0, 3.0] {
+                for m in [1i64, 2] {
+                    for rep in 0..2i64 {
+                        rows.push(row([
+                            ("method", method.into()),
+                            ("psi", psi.into()),
+                            ("lifetime", Value::Float(lifetime)),
+                            ("m", m.into()),
+                            ("rep", rep.into()),
+                            ("error", Value::Float(lifetime + rep as f64)),
+                        ]));
+                    }
+                }
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn a_parameter_varying_within_a_group_is_pooled_one_set_per_group_is_not() {
+        let rows = swept();
+        let refs: Vec<&Row> = rows.iter().collect();
+        let params = ["lifetime", "m", "method", "psi"].map(String::from);
+        assert_eq!(
+            pooled_parameters(&refs, &params, &["method", "m"]),
+            vec!["lifetime".to_string()]
+        );
+        // Grouped by every swept column, nothing is pooled; `psi` is constant per method.
+        assert!(pooled_parameters(&refs, &params, &["method", "m", "lifetime"]).is_empty());
+        // Without `method` in the view, `psi` is pooled too (it takes two values).
+        assert_eq!(
+            pooled_parameters(&refs, &params, &["m"]),
+            ["lifetime", "method", "psi"].map(String::from).to_vec()
+        );
+        let split = strata(&refs, &["lifetime".to_string()]);
+        let labels: Vec<&str> = split.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["lifetime = 3", "lifetime = 30"]);
+        assert!(split.iter().all(|(_, members)| members.len() == 8));
+        assert_eq!(strata(&refs, &[]).len(), 1);
+    }
+
+    #[test]
+    fn sample_standard_deviation() {
+        let (mean, sd, n) = mean_sd(&[1.0, 2.0, 6.0]);
+        assert_eq!((mean, n), (3.0, 3));
+        // Sum of squares 14 over n - 1 = 2 (pandas' and duckdb's default, not numpy's).
+        assert!((sd - 7f64.sqrt()).abs() < 1e-15);
+        assert!(mean_sd(&[4.0]).1.is_nan());
+    }
 }

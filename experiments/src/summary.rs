@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::values_of;
+use crate::stats::{mean_sd, values_of};
 use crate::table::Row;
 
 /// A published or reference number.
@@ -38,16 +38,10 @@ impl Reference {
         Ok(())
     }
 
-    /// Mean, sd (ddof 0) and count of the metric over the selected rows.
+    /// Mean, sample sd (ddof 1) and count of the metric over the selected rows.
     pub fn reproduced(&self, rows: &[Row]) -> Option<(f64, f64, usize)> {
         let v = values_of(rows, &self.metric, &self.select);
-        if v.is_empty() {
-            return None;
-        }
-        let n = v.len() as f64;
-        let mean = v.iter().sum::<f64>() / n;
-        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
-        Some((mean, sd, v.len()))
+        (!v.is_empty()).then(|| mean_sd(&v))
     }
 }
 
@@ -55,7 +49,7 @@ impl Reference {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryKind {
-    /// One row per value of `by`: mean ± sd (ddof 0) and count of each of `metrics`.
+    /// One row per value of `by`: mean ± sample sd (ddof 1) and count of each of `metrics`.
     MeanSd,
     /// The matrix of one-tailed sign-test p-values between the values of `by` (paired by
     /// `pair_by`), each entry towards the better of the two by mean, so it is symmetric (as
@@ -169,17 +163,42 @@ impl Summary {
         t
     }
 
-    /// The table as Markdown.
-    pub fn markdown(&self, rows: &[Row]) -> String {
-        let values = self.values(rows);
+    /// The table as Markdown: one table per value of every parameter (of `parameters`) that
+    /// takes several values within a row of the table (a swept `--set`), never averaged
+    /// together.
+    pub fn markdown(&self, rows: &[Row], parameters: &[String]) -> String {
+        let selected: Vec<&Row> = crate::stats::selected(rows, &self.select).collect();
+        let mut consumed: Vec<&str> = vec![self.by.as_str()];
+        consumed.extend(self.select.keys().map(String::as_str));
+        if self.kind == SummaryKind::SignTests {
+            consumed.extend(self.pair_by.iter().map(String::as_str));
+        }
+        let axes = crate::stats::pooled_parameters(&selected, parameters, &consumed);
         let mut out = format!("{}\n\n", self.label);
-        let stats = |value: &str, metric: &str| {
-            let v = values_of(rows, metric, &self.of(value));
-            let n = v.len() as f64;
-            let mean = v.iter().sum::<f64>() / n;
-            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
-            (mean, sd, v.len())
-        };
+        if axes.is_empty() {
+            self.table(&mut out, rows);
+        } else {
+            let _ = writeln!(
+                out,
+                "_{} took several values in this run: one table per value._\n",
+                axes.iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for (label, members) in crate::stats::strata(&selected, &axes) {
+                let members: Vec<Row> = members.into_iter().cloned().collect();
+                let _ = writeln!(out, "**{label}**\n");
+                self.table(&mut out, &members);
+            }
+        }
+        out
+    }
+
+    /// One table of `rows`, appended to `out`.
+    fn table(&self, out: &mut String, rows: &[Row]) {
+        let values = self.values(rows);
+        let stats = |value: &str, metric: &str| mean_sd(&values_of(rows, metric, &self.of(value)));
         match self.kind {
             SummaryKind::MeanSd => {
                 let _ = writeln!(out, "| {} | {} |", self.by, self.metrics.join(" | "));
@@ -206,15 +225,18 @@ impl Summary {
                         .map(|(m, b)| match stats(value, m) {
                             (_, _, 0) => "no rows".into(),
                             (mean, sd, n) if *b == Some(mean) => {
-                                format!("**{} ± {}** (n = {n})", number(mean), number(sd))
+                                format!("**{}** (n = {n})", mean_pm_sd(mean, sd))
                             }
-                            (mean, sd, n) => {
-                                format!("{} ± {} (n = {n})", number(mean), number(sd))
-                            }
+                            (mean, sd, n) => format!("{} (n = {n})", mean_pm_sd(mean, sd)),
                         })
                         .collect();
                     let _ = writeln!(out, "| {} | {} |", self.label(value), cells.join(" | "));
                 }
+                let _ = writeln!(
+                    out,
+                    "\nmean ± sd over the rows (the repetitions); sd: the sample standard deviation \
+                     (ddof 1)."
+                );
             }
             SummaryKind::SignTests => {
                 let metric = &self.metrics[0];
@@ -253,7 +275,6 @@ impl Summary {
             }
         }
         out.push('\n');
-        out
     }
 }
 
@@ -266,6 +287,15 @@ pub(crate) fn paper_p(p: f64) -> String {
             format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
         }
         None => s,
+    }
+}
+
+/// `mean ± sd`, or the mean alone where the sample sd is undefined (one value).
+pub(crate) fn mean_pm_sd(mean: f64, sd: f64) -> String {
+    if sd.is_finite() {
+        format!("{} ± {}", number(mean), number(sd))
+    } else {
+        number(mean)
     }
 }
 
@@ -303,7 +333,7 @@ mod tests {
         table
             .validate(&["method", "rep", "acc"].map(String::from))
             .unwrap();
-        let md = table.markdown(&rows);
+        let md = table.markdown(&rows, &[]);
         // P(Bin(12, 1/2) >= 12) = 2^-12 = 2.4e-4, both ways round; a vs c all ties: p = 1.
         assert!(md.contains("| **a** | — | 2.4e-04 | 1.0e+00 |"), "{md}");
         assert!(md.contains("| **b** | 2.4e-04 | — | 2.4e-04 |"), "{md}");
@@ -312,16 +342,37 @@ mod tests {
         let means: Summary =
             toml::from_str("kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'")
                 .unwrap();
-        let md = means.markdown(&rows);
+        let md = means.markdown(&rows, &[]);
         assert!(md.contains("| a | 50.000 ± 0.000 (n = 12) |"), "{md}");
-        assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        assert!(md.contains("| b | 65.500 ± 3.606 (n = 12) |"), "{md}");
         let lowest: Summary = toml::from_str(
             "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'\nlower_is_better = ['acc']",
         )
         .unwrap();
-        let md = lowest.markdown(&rows);
+        let md = lowest.markdown(&rows, &[]);
         assert!(md.contains("| a | **50.000 ± 0.000** (n = 12) |"), "{md}");
-        assert!(md.contains("| b | 65.500 ± 3.452 (n = 12) |"), "{md}");
+        assert!(md.contains("| b | 65.500 ± 3.606 (n = 12) |"), "{md}");
+        // A parameter swept within each method: one table per value, never pooled.
+        let mut swept = rows.clone();
+        for (i, r) in swept.iter_mut().enumerate() {
+            r.insert(
+                "trees".into(),
+                Value::Int(if i % 2 == 0 { 10 } else { 100 }),
+            );
+        }
+        let params = ["method", "trees"].map(String::from);
+        let md = means.markdown(&swept, &params);
+        assert!(md.contains("`trees` took several values"), "{md}");
+        assert!(
+            md.contains("**trees = 10**") && md.contains("**trees = 100**"),
+            "{md}"
+        );
+        assert_eq!(
+            md.matches("| a | 50.000 ± 0.000 (n = 6) |").count(),
+            2,
+            "{md}"
+        );
+        assert_eq!(means.markdown(&rows, &params), means.markdown(&rows, &[]));
         let wrong: Summary = toml::from_str(
             "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'method'\nlower_is_better = ['rmse']",
         )

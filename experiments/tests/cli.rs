@@ -496,3 +496,92 @@ fn check_skips_configs_whose_data_are_absent_unless_required() {
     let out = repro(root.path(), &["check", "--require-data"], &[]);
     assert!(!out.status.success());
 }
+
+/// The README's sweep example: `--set 'params.lifetime=[3, 30]'` draws one series per lifetime
+/// and the report sets each lifetime apart, the paper's lambda = 10 numbers n/a beside them.
+#[test]
+fn a_swept_override_stays_apart_in_the_figure_and_the_report() {
+    let dir = temp_root(|t| t);
+    let root = dir.path();
+    let o = repro(
+        root,
+        &[
+            "run",
+            FIG5,
+            "--profile",
+            "quick",
+            "--set",
+            "params.lifetime=[3, 30]",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The fixed y_range [0, 1.2] grows to show the Fourier points above it, and says so.
+    assert!(
+        stderr(&o).contains("outside the config's y_range"),
+        "{}",
+        stderr(&o)
+    );
+    let run = std::fs::read_dir(root.join("results").join(EXPERIMENT))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .find_map(|n| n.strip_suffix(".manifest.json").map(String::from))
+        .unwrap();
+    let svg = std::fs::read_to_string(
+        root.join("figures")
+            .join(EXPERIMENT)
+            .join(format!("{run}.svg")),
+    )
+    .unwrap();
+    for label in [
+        "Mondrian kernel (lifetime = 3)",
+        "Mondrian kernel (lifetime = 30)",
+    ] {
+        assert!(svg.contains(label), "legend lacks {label}");
+    }
+    let o = repro(root, &["report", FIG5, "--run", &run], &[]);
+    let report = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        report.contains(
+            "| Mondrian kernel, M = 50 (lifetime = 3) | n/a: published for lifetime = 10 |"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "| Mondrian kernel, M = 50 (lifetime = 30) | n/a: published for lifetime = 10 |"
+        ),
+        "{report}"
+    );
+    // No line pools the two lifetimes (n = 6 would be both lifetimes' 3 repetitions).
+    assert!(!report.contains("n = 6"), "{report}");
+}
+
+/// `repro report` with no complete full run (a fresh clone) keeps the committed sections and
+/// marks them, instead of replacing them with stubs.
+#[test]
+fn a_report_without_runs_keeps_the_sections_it_had() {
+    let dir = temp_root(|t| t);
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("results")).unwrap();
+    let old = "# Reproduced vs published numbers\n\n## Paper\n\n### Fig. 5 — \
+               `mondrian_fig5_kernel_error`\n\nA committed section.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+    std::fs::write(root.join("results/REPORT.md"), old).unwrap();
+    let o = repro(root, &["report"], &[]);
+    assert!(
+        !o.status.success(),
+        "a missing run is still reported as missing"
+    );
+    assert!(stderr(&o).contains("1 section(s) kept"), "{}", stderr(&o));
+    let new = std::fs::read_to_string(root.join("results/REPORT.md")).unwrap();
+    assert!(
+        new.contains("A committed section.\n\n| a | b |\n|---|---|\n| 1 | 2 |"),
+        "{new}"
+    );
+    assert!(
+        new.contains("_Kept from the previous report: no complete `full` run here"),
+        "{new}"
+    );
+    assert!(!new.contains("_No complete"), "{new}");
+}

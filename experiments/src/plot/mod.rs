@@ -46,7 +46,13 @@ fn register_fonts() {
 
 /// Renders `rows` to `<stem>.png` and `<stem>.svg` (`stem` from [`PlotSpec::stem`] of the
 /// run's stem); returns both paths.
-pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Result<Vec<PathBuf>> {
+pub fn render(
+    spec: &PlotSpec,
+    title: &str,
+    rows: &[Row],
+    parameters: &[String],
+    run_stem: &Path,
+) -> Result<Vec<PathBuf>> {
     register_fonts();
     let stem = &spec.stem(run_stem);
     if crate::stats::selected(rows, &spec.filter).next().is_none() {
@@ -61,7 +67,7 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Re
         );
         return Ok(Vec::new());
     }
-    let series = build_series(spec, rows);
+    let series = build_series(spec, rows, parameters);
     if series
         .iter()
         .all(|s| s.look == Look::HLine || s.points.iter().all(|p| !p.0.is_finite()))
@@ -118,11 +124,34 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Re
                 .collect(),
         })
         .collect();
+    let name = stem.file_name().unwrap_or_default().to_string_lossy();
     let (x0, x1) = match spec.kind {
         PlotKind::Boxes if spec.x_range.is_none() => (0.4, series.len() as f64 + 0.6),
-        _ => range(xs, spec.x_range, spec.log_x),
+        PlotKind::Boxes => spec.x_range.map_or((0.0, 1.0), |[a, b]| (a, b)),
+        _ => {
+            let points: Vec<f64> = series
+                .iter()
+                .filter(|s| !matches!(s.look, Look::Bars | Look::HLine))
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .collect();
+            let r = range(xs, spec.x_range, spec.log_x);
+            grown(r, &points, spec.log_x, "x_range", &name)
+        }
     };
-    let (y0, y1) = range(ys, spec.y_range, spec.log_y);
+    let points: Vec<f64> = series
+        .iter()
+        .flat_map(|s| match s.look {
+            Look::Bars => s.points.iter().map(|p| p.2).collect::<Vec<_>>(),
+            _ => s.points.iter().map(|p| p.1).collect(),
+        })
+        .collect();
+    let (y0, y1) = grown(
+        range(ys, spec.y_range, spec.log_y),
+        &points,
+        spec.log_y,
+        "y_range",
+        &name,
+    );
     let size = (
         (spec.size_inches[0] * DPI).round() as u32,
         (spec.size_inches[1] * DPI).round() as u32,
@@ -155,6 +184,46 @@ pub fn render(spec: &PlotSpec, title: &str, rows: &[Row], run_stem: &Path) -> Re
         written.push(final_path);
     }
     Ok(written)
+}
+
+/// A fixed axis range grown to hold every plotted point (a mean, a bar, a box value), with a
+/// log line naming the points that fell outside it: no point is dropped silently.
+fn grown(range: (f64, f64), points: &[f64], log: bool, axis: &str, figure: &str) -> (f64, f64) {
+    let (lo, hi) = range;
+    let finite = points
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && (!log || *v > 0.0));
+    let outside: Vec<f64> = finite.filter(|v| *v < lo || *v > hi).collect();
+    if outside.is_empty() {
+        return range;
+    }
+    let min = outside.iter().copied().fold(lo, f64::min);
+    let max = outside.iter().copied().fold(hi, f64::max);
+    let (new_lo, new_hi) = if log {
+        (
+            if min < lo { min / 1.2 } else { lo },
+            if max > hi { max * 1.2 } else { hi },
+        )
+    } else {
+        let pad = 0.03 * (max - min);
+        (
+            if min < lo { min - pad } else { lo },
+            if max > hi { max + pad } else { hi },
+        )
+    };
+    eprintln!(
+        "note: figure {figure}: {} point(s) outside the config's {axis} [{}, {}] (from {} to {}): \
+         the axis is grown to [{}, {}] to show them",
+        outside.len(),
+        tick(lo),
+        tick(hi),
+        tick(outside.iter().copied().fold(f64::INFINITY, f64::min)),
+        tick(outside.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+        tick(new_lo),
+        tick(new_hi)
+    );
+    (new_lo, new_hi)
 }
 
 fn draw_any<DB: DrawingBackend>(
@@ -541,6 +610,50 @@ mod tests {
     }
 
     #[test]
+    fn a_swept_parameter_splits_series_and_a_fixed_range_grows_to_show_every_point() {
+        // Two lifetimes per (method, M): their errors must not be averaged into one series.
+        let mut rows = Vec::new();
+        for lifetime in [3.0, 30.0] {
+            for m in [1i64, 2] {
+                for rep in 0..2usize {
+                    rows.push(row([
+                        ("method", "mondrian".into()),
+                        ("lifetime", Value::Float(lifetime)),
+                        ("m", m.into()),
+                        ("rep", rep.into()),
+                        ("error", Value::Float(lifetime / 10.0 + rep as f64 * 0.01)),
+                    ]));
+                }
+            }
+        }
+        let lines = spec(
+            "x = 'm'\ny = 'error'\nseries = 'method'\nx_label = 'M'\ny_label = 'e'\ny_range = [0.0, 1.2]\n[[styles]]\nvalue = 'mondrian'\nlabel = 'Mondrian'\ncolor = [10, 20, 30]",
+        );
+        let parameters: Vec<String> = ["lifetime", "method", "m"].map(String::from).to_vec();
+        let series = build_series(&lines, &rows, &parameters);
+        let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["Mondrian (lifetime = 3)", "Mondrian (lifetime = 30)"]
+        );
+        assert!((series[0].points[0].1 - 0.305).abs() < 1e-12);
+        assert!((series[1].points[0].1 - 3.005).abs() < 1e-12);
+        assert_ne!(series[0].color, series[1].color);
+        // Without the parameter list the two would pool (what the figure did before).
+        assert_eq!(build_series(&lines, &rows, &[]).len(), 1);
+        // The fixed y_range [0, 1.2] grows to hold 3.005 (and says so on stderr).
+        let (lo, hi) = grown((0.0, 1.2), &[0.305, 3.005], false, "y_range", "t");
+        assert_eq!(lo, 0.0);
+        assert!(hi >= 3.005);
+        assert_eq!(
+            grown((0.0, 1.2), &[0.3, 1.1], false, "y_range", "t"),
+            (0.0, 1.2)
+        );
+        let (lo, _) = grown((1.0, 10.0), &[0.5, 2.0], true, "x_range", "t");
+        assert!(lo > 0.0 && lo < 0.5);
+    }
+
+    #[test]
     fn boxes_and_polygons_render_from_rows() {
         let mut rows = Vec::new();
         for (rep, (a, b)) in [(50.0, 60.0), (55.0, 70.0), (52.0, 65.0)]
@@ -558,7 +671,7 @@ mod tests {
         let boxes = spec("kind = 'boxes'\nx = 'method'\ny = 'acc'\nseries = 'method'\nx_label = 'm'\ny_label = 'acc'\n[[styles]]\nvalue = 'b'\nlabel = 'B'\ncolor = [1, 2, 3]");
         let columns: Vec<String> = ["method", "rep", "acc"].map(String::from).to_vec();
         boxes.validate(&columns).unwrap();
-        let series = build_series(&boxes, &rows);
+        let series = build_series(&boxes, &rows, &[]);
         // Styled series first, at position 1; the others follow.
         assert_eq!(series[0].label, "B");
         assert!(series[0].points.iter().all(|p| p.0 == 1.0));
@@ -579,12 +692,12 @@ mod tests {
         let polygons = spec(
             "kind = 'polygons'\nx = 'x'\ny = 'y'\nseries = 'polygon'\nx_label = 'x'\ny_label = 'y'",
         );
-        let series = build_series(&polygons, &square);
+        let series = build_series(&polygons, &square, &[]);
         assert_eq!(series.len(), 1);
         assert_eq!(series[0].points.len(), 4);
         let dir = tempfile::tempdir().unwrap();
         for (s, r, name) in [(&boxes, &rows, "boxes"), (&polygons, &square, "polygons")] {
-            let written = render(s, "t", r, &dir.path().join(name)).unwrap();
+            let written = render(s, "t", r, &[], &dir.path().join(name)).unwrap();
             assert_eq!(written.len(), 2);
             assert!(written.iter().all(|p| p.metadata().unwrap().len() > 100));
         }

@@ -45,8 +45,51 @@ pub(super) struct Series {
 }
 
 /// The series of a figure from the rows that pass its filter.
-pub(super) fn build_series(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
+/// A parameter that takes several values within a series (a swept `--set`) splits it: one
+/// series per value, named `Mondrian (lifetime = 3)`, never averaged together.
+pub(super) fn build_series(spec: &PlotSpec, rows: &[Row], parameters: &[String]) -> Vec<Series> {
     let rows: Vec<&Row> = crate::stats::selected(rows, &spec.filter).collect();
+    let mut consumed: Vec<&str> = vec![spec.series.as_str()];
+    consumed.extend(spec.filter.keys().map(String::as_str));
+    match spec.kind {
+        PlotKind::Lines | PlotKind::Boxes | PlotKind::Polygons => consumed.push(&spec.x),
+        PlotKind::Pairs => consumed.extend(spec.pair_by.as_deref()),
+        PlotKind::Histogram => {}
+    }
+    let axes = crate::stats::pooled_parameters(&rows, parameters, &consumed);
+    if !axes.is_empty() {
+        return split_series(spec, &rows, &axes);
+    }
+    series_of(spec, &rows, "")
+}
+
+/// One set of series per stratum of the swept parameters, the stratum named in each label.
+fn split_series(spec: &PlotSpec, rows: &[&Row], axes: &[String]) -> Vec<Series> {
+    let strata = crate::stats::strata(rows, axes);
+    let count = strata.len();
+    let mut all = Vec::new();
+    for (k, (label, members)) in strata.into_iter().enumerate() {
+        for mut s in series_of(spec, &members, &label) {
+            // Strata of one series: its colour, lightened towards white stratum by stratum.
+            let t = if count > 1 {
+                k as f64 / (count - 1) as f64
+            } else {
+                0.0
+            };
+            let shade = |c: u8| (c as f64 + 0.55 * t * (255.0 - c as f64)).round() as u8;
+            s.color = RGBColor(shade(s.color.0), shade(s.color.1), shade(s.color.2));
+            if let Look::Markers(_) = s.look {
+                s.look = Look::Markers(Marker::ALL[k % Marker::ALL.len()]);
+            }
+            all.push(s);
+        }
+    }
+    all
+}
+
+/// The series of the rows of one stratum (`stratum`: its label, empty for all rows).
+fn series_of(spec: &PlotSpec, rows: &[&Row], stratum: &str) -> Vec<Series> {
+    let rows = rows.to_vec();
     let groups = match spec.kind {
         PlotKind::Lines => line_groups(spec, &rows),
         PlotKind::Histogram => histogram_groups(spec, &rows),
@@ -87,8 +130,13 @@ pub(super) fn build_series(spec: &PlotSpec, rows: &[Row]) -> Vec<Series> {
                 // Boxes stand at 1, 2, ... in series order.
                 points.iter_mut().for_each(|p| p.0 = (i + 1) as f64);
             }
+            let label = style.map_or(value.clone(), |s| s.label.clone());
             Series {
-                label: style.map_or(value.clone(), |s| s.label.clone()),
+                label: if stratum.is_empty() {
+                    label
+                } else {
+                    format!("{label} ({stratum})")
+                },
                 color: RGBColor(r, g, b),
                 look,
                 points,

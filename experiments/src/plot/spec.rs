@@ -16,6 +16,17 @@ pub enum Marker {
     Dot,
 }
 
+impl Marker {
+    /// Every shape, in the order strata of a split series take them.
+    pub const ALL: [Marker; 5] = [
+        Marker::Circle,
+        Marker::TriangleUp,
+        Marker::Square,
+        Marker::TriangleDown,
+        Marker::Dot,
+    ];
+}
+
 /// How one series looks.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
