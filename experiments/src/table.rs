@@ -3,7 +3,8 @@
 //! A row is one measured point of one cell: identity columns, parameter columns, measurement
 //! columns, timing columns. Columns keep one type each (Int64, Float64, Boolean or String;
 //! integers mixed with floats become Float64); a value a row lacks is null, and a column no row
-//! has a value in is of the Null type.
+//! has a value in is a Float64 column of nulls (never Arrow's Null type, which no other table's
+//! column casts to).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -134,7 +135,9 @@ pub fn to_frame(columns: &[String], rows: &[Row]) -> Result<DataFrame> {
             bail!("column `{name}` mixes text, booleans and numbers");
         }
         let column = if !has(|v| !matches!(v, Value::Null)) {
-            Column::full_null(name.as_str().into(), rows.len(), &DataType::Null)
+            // Typed, so that the tables of two runs concatenate (a Null-typed column casts to
+            // nothing); a number, the type of most columns.
+            Column::full_null(name.as_str().into(), rows.len(), &DataType::Float64)
         } else if has(|v| matches!(v, Value::Bool(_))) {
             let v: Vec<Option<bool>> = values
                 .iter()
@@ -216,8 +219,18 @@ pub fn from_frame(df: &DataFrame) -> Result<Vec<Row>> {
 /// Writes `df` as Parquet to `path` atomically (temporary file, then rename).
 pub fn write_parquet(path: &Path, df: &mut DataFrame) -> Result<()> {
     crate::files::write_atomic_with(path, |file| {
+        // The embedded Arrow schema at the oldest compatibility level: strings as
+        // `large_string`, not the `string_view` polars declares by default (which pyarrow 14
+        // and other older readers cannot read). The Parquet types are plain either way.
+        let arrow = polars_parquet::arrow::write::schema_to_metadata_key(
+            &df.schema().to_arrow(CompatLevel::oldest()),
+        );
         ParquetWriter::new(file)
             .with_compression(ParquetCompression::Zstd(None))
+            .with_key_value_metadata(Some(KeyValueMetadata::from_static(vec![(
+                arrow.key,
+                arrow.value.unwrap_or_default(),
+            )])))
             .finish(df)
             .map(|_| ())
             .map_err(anyhow::Error::from)
@@ -262,8 +275,9 @@ mod tests {
         write_parquet(&path, &mut df).unwrap();
         let frame = read_parquet(&path).unwrap();
         assert_eq!(frame.column("d").unwrap().dtype(), &DataType::Boolean);
-        // A column without values is of the Null type, not Int64.
-        assert_eq!(frame.column("e").unwrap().dtype(), &DataType::Null);
+        // A column without values is a typed column of nulls (Float64), never the Null type.
+        assert_eq!(frame.column("e").unwrap().dtype(), &DataType::Float64);
+        assert_eq!(frame.column("c").unwrap().dtype(), &DataType::String);
         let back = from_frame(&frame).unwrap();
         assert_eq!(back, rows);
     }

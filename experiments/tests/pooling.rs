@@ -76,5 +76,9 @@ fn no_committed_config_pools_a_parameter_in_its_figures_summaries_or_references(
             }
         }
     }
-    assert!(pooled.is_empty(), "views pooling parameters:\n{}", pooled.join("\n"));
+    assert!(
+        pooled.is_empty(),
+        "views pooling parameters:\n{}",
+        pooled.join("\n")
+    );
 }
