@@ -13,7 +13,9 @@ use crate::seeds::Seeds;
 use crate::kinds::{ExperimentKind, PointParams};
 
 /// Columns every result table starts with.
-pub const IDENTITY_COLUMNS: [&str; 3] = ["experiment", "cell", "rep"];
+/// (`run` and `profile` name the stored run, so that tables of several runs concatenate into
+/// one dataset and stay apart.)
+pub const IDENTITY_COLUMNS: [&str; 5] = ["experiment", "run", "profile", "cell", "rep"];
 /// Column of runs with a cell budget: `finished` or `did_not_finish`.
 pub const STATUS_COLUMN: &str = "cell_status";
 /// Timing column every result table ends with (wall seconds of the whole cell).

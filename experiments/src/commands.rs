@@ -506,7 +506,13 @@ pub fn list(common: &Common, kinds: bool) -> Result<bool> {
                     .into_iter()
                     .map(|run| {
                         let paths = RunPaths::new(&common.root, &c.experiment.name, &run);
-                        format!("{run}: {}", run_status(&paths))
+                        // An ablation's run is named by a digest: show what it set.
+                        let set = store::Manifest::read(&paths.manifest)
+                            .ok()
+                            .filter(|m| !m.overrides.is_empty())
+                            .map(|m| format!(" (--set {})", m.overrides.join(" --set ")))
+                            .unwrap_or_default();
+                        format!("{run}{set}: {}", run_status(&paths))
                     })
                     .collect();
                 let cells = crate::registry::find(&c.experiment.kind)
@@ -599,11 +605,13 @@ pub fn datasets_fetch(common: &Common, name: &str) -> Result<bool> {
 }
 
 /// Whether a column is a timing or a throughput measured from one (its values differ run to
-/// run) or the cell key (which covers the code fingerprint): `cell`, every column ending in
+/// run), the run's name, or the cell key (which covers the code fingerprint): `cell`, `run`,
+/// every column ending in
 /// `_seconds`, `_per_second` (StreaMRAK's `points_per_second`) or `_gflops` (A la Carte's
 /// `gemm_gflops`, `solve_gflops`), and A la Carte's `feature_rate` (features per second).
 pub fn is_timing_or_key(column: &str) -> bool {
     column == "cell"
+        || column == "run"
         || column == "feature_rate"
         || ["_seconds", "_per_second", "_gflops"]
             .iter()

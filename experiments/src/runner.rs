@@ -502,7 +502,12 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             .zip(&results)
             .flat_map(|(cell, entry)| {
                 let entry = entry.as_ref().expect("checked above");
-                decorate(&config.experiment.name, cell, entry, budget.is_some())
+                let run = [
+                    config.experiment.name.as_str(),
+                    &resolved.run_name(),
+                    &resolved.profile,
+                ];
+                decorate(run, cell, entry, budget.is_some())
             })
             .collect();
         let mut frame = table::to_frame(&columns, &rows).with_context(|| {
@@ -533,7 +538,9 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
 }
 
 /// The rows of a cell with identity, parameter and timing columns added.
-fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell, budgeted: bool) -> Vec<Row> {
+/// `run`: the experiment, the run's name and its profile.
+fn decorate(run: [&str; 3], cell: &Cell, entry: &CachedCell, budgeted: bool) -> Vec<Row> {
+    let [experiment, name, profile] = run;
     // A cell stopped by its budget before its first row still shows as one row.
     let bare = [Row::new()];
     let rows: &[Row] = if entry.rows.is_empty() && entry.budget_seconds.is_some() {
@@ -545,6 +552,8 @@ fn decorate(experiment: &str, cell: &Cell, entry: &CachedCell, budgeted: bool) -
         .map(|measured| {
             let mut row = measured.clone();
             row.insert("experiment".into(), experiment.into());
+            row.insert("run".into(), name.into());
+            row.insert("profile".into(), profile.into());
             row.insert("cell".into(), cell.key[..16].to_string().into());
             row.insert("rep".into(), cell.rep.into());
             if let Some(params) = cell.params.canonical.as_object() {

@@ -2,7 +2,7 @@
 //! every column has a plain Parquet type (UTF8 strings, INT64, DOUBLE, BOOLEAN), the file
 //! embeds no Arrow schema (polars' declares strings as `string_view`, which pyarrow 14 cannot
 //! read), no column is of the Null type, and two runs of one experiment have the same schema,
-//! so they concatenate.
+//! so they concatenate (each row naming its run and profile).
 
 mod common;
 
@@ -89,6 +89,14 @@ fn tables_have_plain_parquet_types_and_two_runs_concatenate() {
                 | (Physical::BOOLEAN, ConvertedType::NONE)
         );
         assert!(plain, "column {name}: {physical:?} / {converted:?}");
+    }
+    // Each table names its run and profile in every row.
+    for path in &tables {
+        let rows = experiments::table::from_frame(&experiments::table::read_parquet(path).unwrap())
+            .unwrap();
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        assert!(rows.iter().all(|r| r["run"].to_string() == stem));
+        assert!(rows.iter().all(|r| r["profile"].to_string() == "quick"));
     }
     // Same names and types in both runs: the tables concatenate.
     assert_eq!(first, second);
