@@ -133,15 +133,36 @@ const UNITS: u64 = 1000;
 impl Progress {
     fn new(label: &str, total: usize) -> Self {
         let bar = (std::io::stderr().is_terminal() && total > 0).then(|| {
-            let bar = ProgressBar::new(total as u64 * UNITS);
+            // Hidden until styled and labelled, so no first frame reads "0% of  cells".
+            let bar = ProgressBar::with_draw_target(
+                Some(total as u64 * UNITS),
+                indicatif::ProgressDrawTarget::hidden(),
+            );
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{prefix} [{elapsed_precise}] {bar:30} {percent:>3}% of {msg} cells (eta {eta})",
+                    "{prefix} [{elapsed_precise}] {bar:30} {percent:>3}% of {msg} cells (eta {remaining})",
                 )
-                .expect("valid template"),
+                .expect("valid template")
+                // The remaining time at the mean rate since the start (indicatif's own eta
+                // follows the recent rate, which a burst of cached or short cells makes
+                // optimistic).
+                .with_key(
+                    "remaining",
+                    |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let f = state.fraction() as f64;
+                        let elapsed = state.elapsed().as_secs_f64();
+                        let _ = if f <= 0.0 {
+                            write!(w, "?")
+                        } else {
+                            let left = elapsed * (1.0 - f) / f;
+                            write!(w, "{}", indicatif::HumanDuration(Duration::from_secs_f64(left)))
+                        };
+                    },
+                ),
             );
             bar.set_prefix(label.to_string());
             bar.set_message(total.to_string());
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar
         });
         let every = std::env::var("REPRO_PROGRESS_SECONDS")
@@ -209,20 +230,39 @@ impl Progress {
     }
 }
 
-/// A short description of a cell for logs: its parameters and repetition.
-fn describe(cell: &Cell) -> String {
-    let params = cell
+/// A short description of a cell for logs: the parameters that vary over the grid (`swept`)
+/// and the repetition, e.g. `method=mondrian lifetime=30 rep=2`.
+fn describe(cell: &Cell, swept: &[String]) -> String {
+    let mut parts: Vec<String> = cell
         .params
         .canonical
         .as_object()
         .map(|o| {
             o.iter()
+                .filter(|(k, _)| swept.contains(k))
                 .map(|(k, v)| format!("{k}={}", Value::from_json(v)))
-                .collect::<Vec<_>>()
-                .join(" ")
+                .collect()
         })
         .unwrap_or_default();
-    format!("{params} rep={}", cell.rep)
+    parts.push(format!("rep={}", cell.rep));
+    parts.join(" ")
+}
+
+/// The parameters taking more than one value over the grid's points.
+fn swept_parameters(grid: &[kinds::PointParams]) -> Vec<String> {
+    crate::cell::parameter_columns(grid)
+        .into_iter()
+        .filter(|k| {
+            let mut values = grid.iter().map(|p| {
+                p.canonical
+                    .get(k)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            });
+            let first = values.next();
+            values.any(|v| Some(v) != first)
+        })
+        .collect()
 }
 
 /// Runs one resolved config. Errors before any cell runs (data missing, ...) write nothing.
@@ -233,6 +273,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let data = crate::data::load(root, &config.data, config.seed, config.repeats)
         .with_context(|| format!("{}: cannot load the data", resolved.path.display()))?;
     let cells = crate::plan::plan(resolved, kind).map_err(anyhow::Error::msg)?;
+    let swept = swept_parameters(&resolved.grid);
     // The shared data of the first cell's split are built now, so that a kind that cannot use
     // the data fails before any cell runs; those of other splits just before their cells.
     let prepare = |rep: usize| -> Result<kinds::Shared> {
@@ -372,7 +413,10 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     let stop = AtomicBool::new(false);
     let failures = Mutex::new(Vec::new());
     let fail = |cell: &Cell, error: String, seconds: f64, reported: &AtomicU64| {
-        progress.say(&format!("[{label}] FAILED {}: {error}", describe(cell)));
+        progress.say(&format!(
+            "[{label}] FAILED {}: {error}",
+            describe(cell, &swept)
+        ));
         failures.lock().expect("lock").push(Failure {
             identity: cell.identity.clone(),
             error,
@@ -388,7 +432,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             return (i, None);
         }
         let start = Instant::now();
-        let what = describe(cell);
+        let what = describe(cell, &swept);
         let reported = AtomicU64::new(0);
         let tick = progress.cell(&what, &reported);
         let ctx = CellContext::new(
