@@ -28,7 +28,7 @@ use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::common::clock::{on_own_thread, Clock};
-use crate::kinds::common::params::positive;
+use crate::kinds::common::params::{positive, read_by};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -333,13 +333,47 @@ impl Kind for TessellationClassification {
     const NAME: &'static str = "tessellation_classification";
     const SUMMARY: &'static str = "random tessellation forests and baselines on random train/test splits: % correct, runtime (Random Tessellation Forests Table 1, Supp. Tables 1-3, Supp. Fig. 1)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
-    const CODE_VERSION: u32 = 1;
+    const CODE_VERSION: u32 = 2;
 
     fn check_data(data: &DataSpec) -> Result<(), String> {
         match data.task()? {
             Some(datasets::Task::Classification) => Ok(()),
             _ => Err(format!("{} needs a classification set", Self::NAME)),
         }
+    }
+
+    /// The parameters each method reads: the preprocessing, then the forest's settings (the
+    /// weights only for the weighted forests, the particles only with the likelihood) or the
+    /// baseline's own. (Before, every parameter seeded every method: `rf_mtry` moved the
+    /// forests' numbers.)
+    fn stream(p: &StudyParams) -> serde_json::Value {
+        let mut keys = vec!["method", "top_variance", "pca", "scaling"];
+        keys.extend(match (p.method, p.method.forest()) {
+            (_, Some((_, likelihood, weighted))) => {
+                let mut k = vec![
+                    "trees",
+                    "budget",
+                    "max_cuts",
+                    "alpha",
+                    "alpha_form",
+                    "cut_rate",
+                    "routing",
+                    "prediction",
+                ];
+                if likelihood {
+                    k.push("particles");
+                }
+                if weighted {
+                    k.push("weights");
+                }
+                k
+            }
+            (Method::Lr, None) => vec!["lr_c"],
+            (Method::Svm, None) => vec!["svm_c", "svm_gamma"],
+            (Method::Rf, None) => vec!["rf_trees", "rf_mtry"],
+            (_, None) => vec![],
+        });
+        read_by(p, &keys)
     }
 
     fn cost(p: &StudyParams) -> f64 {

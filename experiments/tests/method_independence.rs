@@ -1,0 +1,114 @@
+//! A method's numbers depend only on the data, the seed, the repetition and the parameters it
+//! reads: changing a parameter that only some methods read leaves every other method's rows
+//! bit-identical (so paired comparisons, sign tests and differences, mean something). One test
+//! per kind audited so far.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use experiments::table::Row;
+
+/// The rows of a run of `config` (written into `root`) with `--set` overrides, keyed by method
+/// and repetition, timing and run-naming columns dropped.
+fn rows_by_method(root: &Path, config: &str, set: &[&str]) -> BTreeMap<(String, String), Vec<Row>> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_repro"));
+    cmd.arg("--root")
+        .arg(root)
+        .args(["run", config, "--no-plot"]);
+    for s in set {
+        cmd.args(["--set", s]);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", common::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let table = out
+        .lines()
+        .find_map(|l| l.strip_prefix("results").map(|p| p.trim().to_string()))
+        .unwrap();
+    let frame = experiments::table::read_parquet(&root.join(table)).unwrap();
+    let mut by: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
+    for mut r in experiments::table::from_frame(&frame).unwrap() {
+        r.retain(|k, _| !experiments::commands::is_timing_or_key(k));
+        let key = (r["method"].to_string(), r["rep"].to_string());
+        by.entry(key).or_default().push(r);
+    }
+    by
+}
+
+/// Runs `config` as is and with `set`, and asserts that every method outside `readers` gives
+/// the same rows bit for bit (and that some reader's rows did change, so the test can fail).
+fn assert_only_readers_move(text: &str, set: &str, readers: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("configs")).unwrap();
+    std::fs::write(root.join("configs/t.toml"), text).unwrap();
+    std::fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
+    // The changed parameter's own column differs by construction.
+    let column = set.trim_start_matches("params.").split('=').next().unwrap();
+    let strip = |mut by: BTreeMap<(String, String), Vec<Row>>| {
+        by.values_mut()
+            .flatten()
+            .for_each(|r| drop(r.remove(column)));
+        by
+    };
+    let before = strip(rows_by_method(root, "configs/t.toml", &[]));
+    let after = strip(rows_by_method(root, "configs/t.toml", &[set]));
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    let mut moved = false;
+    for (key, rows) in &before {
+        if readers.contains(&key.0.as_str()) {
+            moved |= &after[key] != rows;
+        } else {
+            assert_eq!(
+                &after[key], rows,
+                "{set} moved {key:?}, which does not read it"
+            );
+        }
+    }
+    assert!(
+        moved,
+        "{set} changed none of {readers:?}: not a test of anything"
+    );
+}
+
+const RTF: &str = r#"
+seed = 11
+repeats = 2
+
+[experiment]
+name = "independence_rtf"
+kind = "tessellation_classification"
+paper = "test"
+figure = "test"
+description = "all ten methods, small"
+
+[data]
+source = "oblique_boundary"
+n = 90
+dim = 3
+label_noise = 0.05
+
+[params]
+method = ["bl", "lr", "svm", "rf", "mrtf_i", "urtf_i", "mrtf", "urtf", "wmrtf", "wurtf"]
+trees = 3
+particles = 3
+rf_trees = 15
+"#;
+
+/// The Random Tessellation Forests study: `rf_mtry` is read by RF alone (it moved uRTF.i, MRTF.i
+/// and wMRTF before), `particles` by the four SMC forests alone.
+#[test]
+fn tessellation_classification_methods_move_only_with_their_own_parameters() {
+    assert_only_readers_move(RTF, "params.rf_mtry=3", &["rf"]);
+    assert_only_readers_move(
+        RTF,
+        "params.particles=5",
+        &["mrtf", "urtf", "wmrtf", "wurtf"],
+    );
+}
