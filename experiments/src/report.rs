@@ -217,7 +217,10 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                 Err(err) => {
                     missing += 1;
                     let why = format!("{err:#}").replace(&format!("{}/", root.display()), "");
-                    let old = previous.and_then(|p| previous_section(p, &e.figure, &e.name));
+                    // A stub is not worth keeping: only a section with a run's numbers.
+                    let old = previous
+                        .and_then(|p| previous_section(p, &e.figure, &e.name))
+                        .filter(|text| !text.contains("_No complete `"));
                     match old {
                         Some(text) => {
                             kept += 1;
