@@ -112,3 +112,44 @@ fn tessellation_classification_methods_move_only_with_their_own_parameters() {
         &["mrtf", "urtf", "wmrtf", "wurtf"],
     );
 }
+
+const STREAMRAK: &str = r#"
+seed = 5
+repeats = 1
+
+[experiment]
+name = "independence_streamrak"
+kind = "multiresolution_regression"
+paper = "test"
+figure = "test"
+description = "the three methods on a short VarSinus stream"
+
+[data]
+source = "varying_sinus"
+train_gamma = 3000
+train_uniform = 1000
+test_gamma = 400
+test_uniform = 100
+
+[params]
+method = ["streamrak", "lp_krr", "falkon"]
+r0 = 1.0
+max_level = 5
+delta0 = 10.0
+k_threshold = 5e-3
+z_threshold = 5e-3
+interval = 500
+lower_limit = 1000
+upper_limit = 3000
+points_per_level = 1500
+falkon_bandwidth = 0.01
+falkon_landmarks = 60
+"#;
+
+/// StreaMRAK, LP-KRR and FALKON: `falkon_landmarks` is FALKON's alone, `lp_landmark_factor`
+/// LP-KRR's alone.
+#[test]
+fn multiresolution_regression_methods_move_only_with_their_own_parameters() {
+    assert_only_readers_move(STREAMRAK, "params.falkon_landmarks=90", &["falkon"]);
+    assert_only_readers_move(STREAMRAK, "params.lp_landmark_factor=2.0", &["lp_krr"]);
+}

@@ -395,6 +395,15 @@ impl Kind for Multiresolution {
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
 
+    /// The draws (cover-tree and landmark streams) are seeded from the method alone: every
+    /// setting of one method sees the same random numbers (common random numbers), and a
+    /// setting only another method reads (`falkon_landmarks`, `lp_landmark_factor`, the
+    /// StreaMRAK thresholds) never moves its numbers. (Before, every parameter seeded every
+    /// method.)
+    fn stream(p: &MultiresolutionParams) -> serde_json::Value {
+        crate::kinds::common::params::read_by(p, &["method"])
+    }
+
     fn check_data(data: &DataSpec) -> Result<(), String> {
         // The pendulum's trajectories are regression data too.
         data.require_regression()
