@@ -11,10 +11,15 @@ use std::process::Command;
 
 use experiments::table::Row;
 
+/// The shared datasets (tests on real data skip when they are absent).
+static DATA: std::sync::LazyLock<std::path::PathBuf> =
+    std::sync::LazyLock::new(|| common::project_dir().join("../shared/datasets"));
+
 /// The rows of a run of `config` (written into `root`) with `--set` overrides, keyed by method
 /// and repetition, timing and run-naming columns dropped.
 fn rows_by_method(root: &Path, config: &str, set: &[&str]) -> BTreeMap<(String, String), Vec<Row>> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_repro"));
+    cmd.env("REPRO_DATA_DIR", &*DATA);
     cmd.arg("--root")
         .arg(root)
         .args(["run", config, "--no-plot"]);
@@ -152,4 +157,41 @@ falkon_landmarks = 60
 fn multiresolution_regression_methods_move_only_with_their_own_parameters() {
     assert_only_readers_move(STREAMRAK, "params.falkon_landmarks=90", &["falkon"]);
     assert_only_readers_move(STREAMRAK, "params.lp_landmark_factor=2.0", &["lp_krr"]);
+}
+
+const ISOLATION: &str = r#"
+seed = 3
+repeats = 2
+
+[experiment]
+name = "independence_ik"
+kind = "batch_classification"
+paper = "test"
+figure = "test"
+description = "the four learners of Table 5, small"
+
+[data]
+source = "dataset"
+name = "classification/sonar"
+positive_classes = ["M"]
+split = { kind = "random", test_fraction = 0.3 }
+
+[params]
+method = ["ogd", "ik_i", "ik_a", "nogd"]
+psi = 8
+t = 20
+budget = 5
+rank = 3
+"#;
+
+/// The Isolation Kernel learners: NOGD's budget is NOGD's alone; t is read by the IK learners
+/// only.
+#[test]
+fn batch_classification_methods_move_only_with_their_own_parameters() {
+    if !DATA.join("SHA256SUMS").is_file() {
+        eprintln!("skipped: the shared datasets are absent");
+        return;
+    }
+    assert_only_readers_move(ISOLATION, "params.budget=80", &["nogd"]);
+    assert_only_readers_move(ISOLATION, "params.t=30", &["ik_i", "ik_a"]);
 }

@@ -673,15 +673,48 @@ pub struct WithLearner<P> {
     pub own: P,
 }
 
+impl LearnerParams {
+    /// The learner keys the method reads: ψ and its selection and η for every method; t, the
+    /// subsampling and (IK_i forms) the height limit for the Isolation Kernel; the kernel for
+    /// OGD and NOGD, and NOGD's budget, rank and carry-over.
+    pub fn reads(&self) -> Vec<&'static str> {
+        let mut keys = vec![
+            "method",
+            "psi",
+            "cv_psi_min",
+            "cv_psi_max",
+            "cv_folds",
+            "cv_examples",
+            "eta",
+        ];
+        match self.method() {
+            Method::IkA => keys.extend(["t", "distinct_subsamples"]),
+            Method::IkI | Method::IkINaive | Method::IkIDual => {
+                keys.extend(["t", "distinct_subsamples", "height_limit"])
+            }
+            Method::Ogd => keys.extend(["kernel", "gamma"]),
+            Method::Nogd => keys.extend(["kernel", "gamma", "budget", "rank", "carry_over"]),
+        }
+        keys
+    }
+}
+
 impl<P: Serialize + Clone> WithLearner<P> {
-    /// The parameters that decide a cell's random draws ([`crate::kinds::Kind::stream`]): all
-    /// of them, with the method as it draws ([`LearnerParams::as_drawn`]).
+    /// The parameters that decide a cell's random draws ([`crate::kinds::Kind::stream`]): the
+    /// kind's own and the learner keys the method reads ([`LearnerParams::reads`]), with the
+    /// method as it draws ([`LearnerParams::as_drawn`]). A key only other methods read (NOGD's
+    /// budget, OGD's kernel) never moves this method's numbers.
     pub fn drawn(&self) -> serde_json::Value {
-        serde_json::to_value(WithLearner {
+        let reads = self.learner.reads();
+        let mut all = serde_json::to_value(WithLearner {
             learner: self.learner.as_drawn(),
             own: self.own.clone(),
         })
-        .expect("parameters serialise")
+        .expect("parameters serialise");
+        if let Some(o) = all.as_object_mut() {
+            o.retain(|k, _| !LEARNER_KEYS.contains(&k.as_str()) || reads.contains(&k.as_str()));
+        }
+        all
     }
 }
 
