@@ -195,3 +195,42 @@ fn batch_classification_methods_move_only_with_their_own_parameters() {
     assert_only_readers_move(ISOLATION, "params.budget=80", &["nogd"]);
     assert_only_readers_move(ISOLATION, "params.t=30", &["ik_i", "ik_a"]);
 }
+
+const ONLINE: &str = r#"
+seed = 4
+repeats = 1
+
+[experiment]
+name = "independence_online"
+kind = "online_stream"
+paper = "test"
+figure = "test"
+description = "the four learners of Fig. 3 on a short stream"
+
+[data]
+source = "dataset"
+name = "classification/sonar"
+positive_classes = ["M"]
+split = { kind = "random", test_fraction = 0.3 }
+
+[params]
+method = ["ogd", "ik_i", "ik_a", "nogd"]
+psi = 8
+t = 20
+budget = 5
+rank = 3
+initial_block = 60
+block_size = 30
+checkpoints = 3
+"#;
+
+/// The Isolation Kernel online stream (Fig. 3): the same learners, the same rule.
+#[test]
+fn online_stream_methods_move_only_with_their_own_parameters() {
+    if !DATA.join("SHA256SUMS").is_file() {
+        eprintln!("skipped: the shared datasets are absent");
+        return;
+    }
+    assert_only_readers_move(ONLINE, "params.budget=40", &["nogd"]);
+    assert_only_readers_move(ONLINE, "params.t=30", &["ik_i", "ik_a"]);
+}

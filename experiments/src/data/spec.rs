@@ -264,16 +264,16 @@ impl DataSpec {
         let masks = table.test_mask.is_some();
         match &d.split {
             None | Some(SplitSpec::Given) if !published => {
+                let random = "split = { kind = \"random\", test_fraction = 0.3 }";
                 return Err(format!(
-                    "data.split: {} ships no published train/test files; set split = {{ kind = \
-                     \"{}\" }} or split = {{ kind = \"random\", test_fraction = 0.3 }}",
+                    "data.split: {} ships no published train/test files; set {}",
                     d.name,
                     if masks {
-                        "predefined"
+                        format!("split = {{ kind = \"predefined\" }} or {random}")
                     } else {
-                        "random\", test_fraction = 0.3"
+                        random.to_string()
                     }
-                ))
+                ));
             }
             Some(SplitSpec::Predefined) if !masks => {
                 return Err(format!(
