@@ -118,9 +118,14 @@ impl RegressionParams {
 
     /// What decides the ARD fit every warm start shares.
     fn ard_key(&self) -> String {
+        format!("m={} {}", self.m, self.fit_key())
+    }
+
+    /// The settings of an optimisation by marginal likelihood and of its training rows: what
+    /// the exact GP reads (it has no features, so no m).
+    fn fit_key(&self) -> String {
         format!(
-            "m={} it={} r={} tc={} tg={} mt={:?} s={}",
-            self.m,
+            "it={} r={} tc={} tg={} mt={:?} s={}",
             self.max_iterations,
             self.restarts,
             self.tol_cost,
@@ -266,10 +271,15 @@ impl Kind for FastfoodRegression {
         require_regression(Self::NAME, data)
     }
 
-    /// Every method of a split shares the ARD draws (common random numbers, and the warm
-    /// starts' ARD fit): the seeds depend on the ARD settings only.
+    /// Every feature model of a split shares the ARD draws (common random numbers, and the warm
+    /// starts' ARD fit): their seeds depend on the ARD settings only. The exact GP reads no m
+    /// (its restarts' starts are drawn without it), so its seeds leave m out. (Before, m seeded
+    /// it too: with restarts > 1, m moved the exact GP's numbers.)
     fn stream(p: &RegressionParams) -> serde_json::Value {
-        serde_json::json!({ "ard": p.ard_key() })
+        match p.method {
+            Method::ExactArd => serde_json::json!({ "exact": p.fit_key() }),
+            _ => serde_json::json!({ "ard": p.ard_key() }),
+        }
     }
 
     fn cost(p: &RegressionParams) -> f64 {

@@ -674,19 +674,15 @@ pub struct WithLearner<P> {
 }
 
 impl LearnerParams {
-    /// The learner keys the method reads: ψ and its selection and η for every method; t, the
-    /// subsampling and (IK_i forms) the height limit for the Isolation Kernel; the kernel for
-    /// OGD and NOGD, and NOGD's budget, rank and carry-over.
+    /// The learner keys the method reads: ψ, η and, when ψ is cross-validated, the
+    /// cross-validation's keys for every method; t, the subsampling and (IK_i forms) the height
+    /// limit for the Isolation Kernel; the kernel for OGD and NOGD, and NOGD's budget, rank and
+    /// carry-over.
     pub fn reads(&self) -> Vec<&'static str> {
-        let mut keys = vec![
-            "method",
-            "psi",
-            "cv_psi_min",
-            "cv_psi_max",
-            "cv_folds",
-            "cv_examples",
-            "eta",
-        ];
+        let mut keys = vec!["method", "psi", "eta"];
+        if self.selects_psi() {
+            keys.extend(["cv_psi_min", "cv_psi_max", "cv_folds", "cv_examples"]);
+        }
         match self.method() {
             Method::IkA => keys.extend(["t", "distinct_subsamples"]),
             Method::IkI | Method::IkINaive | Method::IkIDual => {
@@ -703,7 +699,8 @@ impl<P: Serialize + Clone> WithLearner<P> {
     /// The parameters that decide a cell's random draws ([`crate::kinds::Kind::stream`]): the
     /// kind's own and the learner keys the method reads ([`LearnerParams::reads`]), with the
     /// method as it draws ([`LearnerParams::as_drawn`]). A key only other methods read (NOGD's
-    /// budget, OGD's kernel) never moves this method's numbers.
+    /// budget, OGD's kernel), or no method reads (the cross-validation's with ψ fixed), never
+    /// moves this method's numbers.
     pub fn drawn(&self) -> serde_json::Value {
         let reads = self.learner.reads();
         let mut all = serde_json::to_value(WithLearner {

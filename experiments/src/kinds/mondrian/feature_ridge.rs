@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
-use crate::kinds::common::params::{positive, require_regression};
+use crate::kinds::common::params::{positive, read_by, require_regression};
 use crate::kinds::mondrian::feature_maps::{self, MapMethod};
 use crate::kinds::mondrian::transductive::TransductiveSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
@@ -108,6 +108,17 @@ impl Kind for FeatureRidge {
 
     fn deterministic(p: &FeatureRidgeParams) -> bool {
         p.method == EXACT_LAPLACE
+    }
+
+    /// A feature map reads every parameter (δ after its draw); exact kernel ridge reads the
+    /// lifetime and δ only, so `max_nonzeros` is not in its stream. (It draws nothing, so its
+    /// numbers never moved with it: the stream now says what it reads.)
+    fn stream(p: &FeatureRidgeParams) -> serde_json::Value {
+        if p.method == EXACT_LAPLACE {
+            read_by(p, &["method", "lifetime", "delta"])
+        } else {
+            serde_json::to_value(p).expect("parameters serialise")
+        }
     }
 
     fn prepare(data: &DataView) -> Result<TransductiveSplit> {
