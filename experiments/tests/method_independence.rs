@@ -39,14 +39,8 @@ fn rows_by(
     for s in set {
         cmd.args(["--set", s]);
     }
-    let o = cmd.output().unwrap();
-    assert!(o.status.success(), "{}", common::text(&o));
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    let table = out
-        .lines()
-        .find_map(|l| l.strip_prefix("results").map(|p| p.trim().to_string()))
-        .unwrap();
-    let frame = experiments::table::read_parquet(&root.join(table)).unwrap();
+    let table = common::table_written(root, &cmd.output().unwrap());
+    let frame = experiments::table::read_parquet(&table).unwrap();
     let mut by: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
     for mut r in experiments::table::from_frame(&frame).unwrap() {
         r.retain(|k, _| {

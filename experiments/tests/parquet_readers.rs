@@ -69,13 +69,7 @@ fn tables_have_plain_parquet_types_and_two_runs_concatenate() {
             ])
             .output()
             .unwrap();
-        assert!(o.status.success(), "{}", common::text(&o));
-        let out = String::from_utf8_lossy(&o.stdout).to_string();
-        let table = out
-            .lines()
-            .find_map(|l| l.strip_prefix("results").map(|p| p.trim().to_string()))
-            .unwrap();
-        tables.push(root.join(table));
+        tables.push(common::table_written(root, &o));
     }
     let (first, n1) = schema(&tables[0]);
     let (second, n2) = schema(&tables[1]);

@@ -34,3 +34,15 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// The result table a successful `repro run` in `root` wrote (its `results` line), as a path;
+/// panics with the command's output if it failed.
+pub fn table_written(root: &Path, o: &Output) -> PathBuf {
+    assert!(o.status.success(), "{}", text(o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let table = out
+        .lines()
+        .find_map(|l| l.strip_prefix("results").map(|p| p.trim().to_string()))
+        .unwrap_or_else(|| panic!("no `results` line in:\n{out}"));
+    root.join(table)
+}
