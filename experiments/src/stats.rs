@@ -37,20 +37,24 @@ pub fn mean_sd(values: &[f64]) -> (f64, f64, usize) {
 /// apart ([`strata`]). A parameter set per group (a `[[case]]` per method) is constant within
 /// each group and is not pooled.
 pub fn pooled_parameters(rows: &[&Row], parameters: &[String], consumed: &[&str]) -> Vec<String> {
-    let key = |r: &Row| -> Vec<String> {
-        consumed
-            .iter()
-            .map(|c| r.get(*c).map(|v| v.to_string()).unwrap_or_default())
-            .collect()
-    };
+    // Each row's group, computed once for all parameters.
+    let groups: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            consumed
+                .iter()
+                .map(|c| r.get(*c).map(|v| v.to_string()).unwrap_or_default())
+                .collect()
+        })
+        .collect();
     parameters
         .iter()
         .filter(|p| !consumed.contains(&p.as_str()))
         .filter(|p| {
-            let mut seen: std::collections::BTreeMap<Vec<String>, String> = Default::default();
-            rows.iter().any(|r| {
+            let mut seen: std::collections::BTreeMap<&[String], String> = Default::default();
+            rows.iter().zip(&groups).any(|(r, group)| {
                 let v = r.get(p.as_str()).map(|v| v.to_string()).unwrap_or_default();
-                seen.entry(key(r)).or_insert_with(|| v.clone()) != &v
+                seen.entry(group).or_insert_with(|| v.clone()) != &v
             })
         })
         .cloned()
