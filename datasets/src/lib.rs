@@ -19,6 +19,8 @@
 //! * [`loaders`]: CSV, svmlight (sparse and dense) and IDX readers; gzip is detected by magic
 //!   bytes.
 //! * [`sets`]: [`cpu_rr`], the named train/test view kept for existing callers.
+//! * [`own`]: [`OwnFiles`], data of one's own named by path (no registry entry, no rebuild),
+//!   read by the same table rules, their sha256 computed for the caller to record.
 //!
 //! ```no_run
 //! use rand::SeedableRng;
@@ -40,6 +42,7 @@ pub mod labelled;
 pub mod loaders;
 pub mod loading;
 pub mod locate;
+pub mod own;
 pub mod registry;
 pub mod sets;
 pub mod sparse;
@@ -59,6 +62,7 @@ pub use loading::{load, load_dataset, load_from, load_task};
 pub use locate::{
     verify_all, DataDirs, FileStatus, Located, LocatedFile, VerifyReport, DATA_DIR_ENV,
 };
+pub use own::{OwnFile, OwnFiles};
 pub use registry::{registry, DataFile, Dataset, Format, Registry, REGISTRY_TOML};
 pub use sets::{cpu_rr, RegressionSplit};
 pub use sparse::CsrMatrix;

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{DatasetError, RegistryError};
 use crate::table::{DerivedTask, LabelRule, NaPolicy, TableSpec, Task};
@@ -17,7 +17,7 @@ use crate::table::{DerivedTask, LabelRule, NaPolicy, TableSpec, Task};
 pub const REGISTRY_TOML: &str = include_str!("../registry.toml");
 
 /// On-disk format of a data file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// Comma-separated values.

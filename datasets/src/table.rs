@@ -51,7 +51,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What the target is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Task {
     /// A real-valued target ([`Targets::Real`](crate::Targets)).
@@ -61,7 +61,7 @@ pub enum Task {
 }
 
 /// What to do with a row that has an empty field among its used columns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NaPolicy {
     /// An empty field is an error naming the file, line and column.

@@ -121,6 +121,17 @@ fn load_all(
     Ok(resolved)
 }
 
+/// The runs named `--name` (each config's run takes the name in its own experiment's folder).
+fn named(resolved: Vec<ResolvedConfig>, name: Option<&str>) -> Result<Vec<ResolvedConfig>> {
+    let Some(name) = name else {
+        return Ok(resolved);
+    };
+    resolved
+        .into_iter()
+        .map(|r| r.named(name).map_err(anyhow::Error::from))
+        .collect()
+}
+
 fn discover_or(common: &Common, configs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     if !configs.is_empty() {
         return Ok(configs.to_vec());
@@ -219,10 +230,11 @@ pub fn run(
     configs: &[PathBuf],
     profile: &str,
     overrides: &[String],
+    name: Option<&str>,
     options: &RunOptions,
     plot: bool,
 ) -> Result<bool> {
-    let resolved = load_all(common, configs, profile, overrides, false)?;
+    let resolved = named(load_all(common, configs, profile, overrides, false)?, name)?;
     for r in &resolved {
         crate::data::check_available(&common.root, &r.config.data)
             .map_err(|e| anyhow::anyhow!("{}: {e}", r.path.display()))?;
@@ -606,13 +618,13 @@ pub fn datasets_fetch(common: &Common, name: &str) -> Result<bool> {
 
 /// Whether a column is a timing or a throughput measured from one (its values differ run to
 /// run), the run's name, or the cell key (which covers the code fingerprint): `cell`, `run`,
-/// every column ending in
-/// `_seconds`, `_per_second` (StreaMRAK's `points_per_second`) or `_gflops` (A la Carte's
-/// `gemm_gflops`, `solve_gflops`), and A la Carte's `feature_rate` (features per second).
+/// and every column named as a timing: ending in `_seconds`, `_per_second` (StreaMRAK's
+/// `points_per_second`, A la Carte's `features_per_second`) or `_gflops` (A la Carte's
+/// `gemm_gflops`, `solve_gflops`). A kind names its measured rates so (a unit test holds every
+/// kind to it).
 pub fn is_timing_or_key(column: &str) -> bool {
     column == "cell"
         || column == "run"
-        || column == "feature_rate"
         || ["_seconds", "_per_second", "_gflops"]
             .iter()
             .any(|s| column.ends_with(s))
@@ -710,6 +722,8 @@ pub struct SlurmJob {
     pub shards: usize,
     pub profile: String,
     pub overrides: Vec<String>,
+    /// The run's name (`--name`), if any.
+    pub name: Option<String>,
     pub partition: Option<String>,
     pub time: Option<String>,
     pub cpus_per_task: usize,
@@ -720,18 +734,21 @@ fn shell_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
-/// `repro slurm`: writes `results/<experiment>/slurm/<run>.array.sbatch` (one array task per
+/// `repro slurm`: writes `results/_runs/<experiment>/slurm/<run>.array.sbatch` (one array task per
 /// shard, each `repro run --shard $SLURM_ARRAY_TASK_ID/N --jobs $SLURM_CPUS_PER_TASK`) and
 /// `<run>.merge.sbatch` (`repro merge`), and with `submit` submits both, the merge with
 /// `--dependency=afterok` on the array. A checkout on a filesystem all nodes share is the only
 /// coordination: the shards meet in its cell cache.
 pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
-    let resolved = load_all(
-        common,
-        std::slice::from_ref(&job.config),
-        &job.profile,
-        &job.overrides,
-        false,
+    let resolved = named(
+        load_all(
+            common,
+            std::slice::from_ref(&job.config),
+            &job.profile,
+            &job.overrides,
+            false,
+        )?,
+        job.name.as_deref(),
     )?
     .remove(0);
     if !(1..=100_000).contains(&job.shards) {
@@ -751,7 +768,7 @@ pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
         .with_context(|| format!("cannot resolve {}", common.root.display()))?;
     let experiment = &resolved.config.experiment.name;
     let run = resolved.run_name();
-    let dir = root.join("results").join(experiment).join("slurm");
+    let dir = store::runs_dir(&root, experiment).join("slurm");
     let mut args = vec![
         shell_quote(&exe.to_string_lossy()),
         "--root".into(),
@@ -764,6 +781,9 @@ pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
     ];
     for o in &job.overrides {
         config_args.extend(["--set".to_string(), shell_quote(o)]);
+    }
+    if let Some(name) = &job.name {
+        config_args.extend(["--name".to_string(), shell_quote(name)]);
     }
     config_args.push("--no-plot".into());
     let header = |name: &str, output: &str| {
@@ -842,4 +862,48 @@ pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
         job.shards
     );
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_timing_or_key;
+
+    /// A column a kind documents as a timing, or as a rate measured from one, is named as one,
+    /// so `repro compare` and the thread-count tests set it aside (a rate named otherwise would
+    /// make two runs of the same numbers differ).
+    #[test]
+    fn every_measured_timing_or_rate_is_named_as_one() {
+        let mut timings = 0;
+        for kind in crate::registry::all() {
+            for column in kind.columns() {
+                let doc = column.doc.to_lowercase();
+                let measured = ["cpu seconds", "wall seconds", "per second", "throughput"]
+                    .iter()
+                    .any(|w| doc.contains(w));
+                if measured {
+                    timings += 1;
+                    assert!(
+                        is_timing_or_key(column.name),
+                        "{}: column {} ({}) is a timing but not named as one",
+                        kind.name(),
+                        column.name,
+                        column.doc
+                    );
+                }
+            }
+        }
+        assert!(timings >= 5, "{timings}");
+        for name in [
+            "cell",
+            "run",
+            "fit_seconds",
+            "points_per_second",
+            "gemm_gflops",
+        ] {
+            assert!(is_timing_or_key(name), "{name}");
+        }
+        for name in ["test_error", "profile", "seconds_budget", "m"] {
+            assert!(!is_timing_or_key(name), "{name}");
+        }
+    }
 }

@@ -211,18 +211,51 @@ pub struct ResolvedConfig {
     pub grid: Vec<PointParams>,
     /// Repetitions of each grid point: `repeats`, or fewer where a `[[case]]` says so.
     pub repeats: Vec<usize>,
+    /// The profiles the config defines (`[profile.NAME]`), besides `full`.
+    pub profiles: Vec<String>,
+    /// The run's name chosen by the user (`--name`), if any.
+    pub name: Option<String>,
 }
 
 impl ResolvedConfig {
-    /// The run's name: the profile, plus a digest of the overrides when there are any, so an
-    /// ablation never overwrites the reference run.
+    /// The run's name: `--name` when given; else the profile, plus a digest of the overrides
+    /// when there are any, so an ablation never overwrites the reference run.
     pub fn run_name(&self) -> String {
-        if self.overrides.is_empty() {
+        if let Some(name) = &self.name {
+            name.clone()
+        } else if self.overrides.is_empty() {
             self.profile.clone()
         } else {
             let digest = crate::keys::sha256_hex(self.overrides.join("\n").as_bytes());
             format!("{}-set-{}", self.profile, &digest[..8])
         }
+    }
+}
+
+impl ResolvedConfig {
+    /// Names the run (`--name`): the name of its table, manifest and figures. A name is 1 to
+    /// 64 lowercase letters, digits, `_` and `-`, and never a profile's name (`full` or one of
+    /// the config's `[profile.NAME]`), so a named run never overwrites a profile's run.
+    pub fn named(mut self, name: &str) -> Result<Self, ConfigError> {
+        let err = |message: String| ConfigError {
+            file: self.path.display().to_string(),
+            message,
+        };
+        valid_profile_name(name)
+            .map_err(|_| err(format!("--name {name:?}: use 1 to 64 lowercase letters, digits, '_' and '-' (it names files)")))?;
+        if name == FULL_PROFILE || self.profiles.iter().any(|p| p == name) {
+            return Err(err(format!(
+                "--name {name}: that is the name of a profile's run; choose another name so the \
+                 profile's results are kept"
+            )));
+        }
+        if name.contains("-set-") {
+            return Err(err(format!(
+                "--name {name}: `-set-` is reserved for the names of unnamed override runs"
+            )));
+        }
+        self.name = Some(name.to_string());
+        Ok(self)
     }
 }
 
@@ -286,8 +319,12 @@ pub fn load(
             }
         )));
     }
-    let (config, resolved_toml, (grid, repeats)) =
+    let (mut config, resolved_toml, (grid, repeats)) =
         resolve(&raw, profile, overrides).map_err(err)?;
+    if let crate::data::DataSpec::File(f) = &mut config.data {
+        // Files of one's own: paths relative to the config's folder, digests read now.
+        f.locate(full_path.parent().unwrap_or(Path::new(".")));
+    }
     // Every other profile must resolve too, so a typo in [profile.quick] fails a full run.
     for name in &profiles {
         if name != profile {
@@ -305,6 +342,8 @@ pub fn load(
         resolved_toml,
         grid,
         repeats,
+        profiles,
+        name: None,
     })
 }
 

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! configs/x.toml --parse+validate--> ResolvedConfig --plan--> [Cell] --run (rayon)--> [Row]
-//!   --> results/<experiment>/<run>.parquet + .manifest.json --> figures/<experiment>/<run>.{png,svg}
+//!   --> results/<experiment>/<run>.parquet + results/_runs/<experiment>/<run>.manifest.json --> figures/<experiment>/<run>.{png,svg}
 //!                                                          --> [[check]] bounds
 //! ```
 //!

@@ -59,6 +59,10 @@ struct Selection {
     /// Override a config key, e.g. --set params.lifetime=3 --set repeats=10 (recorded in the manifest).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Name the run (results/<experiment>/NAME.parquet, its manifest and figures), e.g.
+    /// --name lifetime-sweep. Default: the profile, plus -set-<digest of the overrides>.
+    #[arg(long)]
+    name: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -99,6 +103,9 @@ enum Command {
         profile: String,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Name the run (as `repro run --name`).
+        #[arg(long)]
+        name: Option<String>,
         /// sbatch --partition.
         #[arg(long)]
         partition: Option<String>,
@@ -227,6 +234,7 @@ fn main() -> ExitCode {
             &c.configs,
             &c.profile,
             &c.set,
+            c.name.as_deref(),
             &RunOptions {
                 shard,
                 ..execution.options()
@@ -241,6 +249,7 @@ fn main() -> ExitCode {
             &c.configs,
             &c.profile,
             &c.set,
+            c.name.as_deref(),
             &RunOptions {
                 merge: true,
                 ..Default::default()
@@ -252,6 +261,7 @@ fn main() -> ExitCode {
             shards,
             profile,
             set,
+            name,
             partition,
             time,
             cpus_per_task,
@@ -263,6 +273,7 @@ fn main() -> ExitCode {
                 shards,
                 profile,
                 overrides: set,
+                name,
                 partition,
                 time,
                 cpus_per_task,

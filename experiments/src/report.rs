@@ -185,9 +185,8 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
         "the stored full runs (`make reproduce-all`)".to_string()
     } else {
         format!(
-            "the stored `{run}` runs (`repro run --profile {}`): not the papers' protocols, a \
-             smoke test of them",
-            run.split("-set-").next().unwrap_or(run)
+            "the stored `{run}` runs, not the papers' protocols (the full runs are): a smoke \
+             test or an ablation, each section's run line gives its profile and overrides"
         )
     };
     let mut out = format!(
@@ -259,9 +258,10 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
             let _ =
                 writeln!(
                 out,
-                "Run `{}`: config `{}`, overrides {:?}, seed {}, commit `{}`{}, {} cells in {:.2} s on {} threads.\n",
+                "Run `{}`: config `{}`, profile `{}`, overrides {:?}, seed {}, commit `{}`{}, {} cells in {:.2} s on {} threads.\n",
                 manifest.run,
                 manifest.config,
+                manifest.profile,
                 manifest.overrides,
                 manifest.base_seed,
                 &manifest.provenance.git_commit[..manifest.provenance.git_commit.len().min(10)],

@@ -346,6 +346,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
 
     crate::files::remove_stale_temporaries(&paths.cells_dir);
     crate::files::remove_stale_temporaries(&paths.results_dir);
+    crate::files::remove_stale_temporaries(&paths.runs_dir);
     let label = format!("{} ({run})", config.experiment.name);
     let cached: Vec<Option<CachedCell>> = cells
         .iter()
@@ -539,7 +540,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         };
     } else if results.iter().all(|r| r.is_some()) {
         if options.merge {
-            manifest.shards = store::shard_manifests(&paths.results_dir, &resolved.run_name());
+            manifest.shards = store::shard_manifests(&paths.runs_dir, &resolved.run_name());
         }
         let rows: Vec<Row> = cells
             .iter()

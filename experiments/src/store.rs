@@ -3,11 +3,16 @@
 //!
 //! Layout under the project root:
 //! ```text
-//! results/<experiment>/cells/<key>.json        cached rows of one finished cell
-//! results/<experiment>/<run>.parquet           the tidy result table of a run
-//! results/<experiment>/<run>.manifest.json     provenance and status of that run
-//! figures/<experiment>/<run>.{png,svg}         rendered from the table only
+//! results/<experiment>/<run>.parquet                 the tidy result table of a run
+//! results/_runs/<experiment>/<run>.manifest.json     provenance and status of that run
+//! results/_runs/<experiment>/<run>.lock              held by the process running it
+//! results/_runs/<experiment>/cells/<key>.json        cached rows of one finished cell
+//! results/_runs/<experiment>/slurm/                  `repro slurm` job scripts
+//! figures/<experiment>/<run>.{png,svg}               rendered from the table only
 //! ```
+//! `results/<experiment>/` holds the tables and nothing else, so any Parquet reader takes the
+//! folder as one dataset (`pd.read_parquet("results/<experiment>/")`, `pl.read_parquet`,
+//! `pyarrow.dataset`): every run of the experiment, told apart by the `run` column.
 //! Every file is written to a temporary name in the same folder and renamed into place, so a
 //! crash never leaves a partial file under a final name. A table counts only when its manifest
 //! says `complete` and records the table's sha256; a run in progress first marks its manifest
@@ -34,8 +39,8 @@ impl RunLock {
     /// holds it.
     pub fn acquire(paths: &RunPaths, waiting: impl FnOnce(&Path)) -> Result<RunLock> {
         use std::os::unix::io::AsRawFd;
-        std::fs::create_dir_all(&paths.results_dir)
-            .with_context(|| format!("cannot create {}", paths.results_dir.display()))?;
+        std::fs::create_dir_all(&paths.runs_dir)
+            .with_context(|| format!("cannot create {}", paths.runs_dir.display()))?;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -74,7 +79,10 @@ impl RunLock {
 /// Paths of one run of one experiment.
 #[derive(Debug, Clone)]
 pub struct RunPaths {
+    /// `results/<experiment>/`: the tables only.
     pub results_dir: PathBuf,
+    /// `results/_runs/<experiment>/`: manifests, locks, the cell cache, job scripts.
+    pub runs_dir: PathBuf,
     pub cells_dir: PathBuf,
     pub table: PathBuf,
     pub manifest: PathBuf,
@@ -86,15 +94,23 @@ pub struct RunPaths {
 impl RunPaths {
     pub fn new(root: &Path, experiment: &str, run: &str) -> Self {
         let results_dir = root.join("results").join(experiment);
+        let runs_dir = runs_dir(root, experiment);
         Self {
-            cells_dir: results_dir.join("cells"),
+            cells_dir: runs_dir.join("cells"),
             table: results_dir.join(format!("{run}.parquet")),
-            manifest: results_dir.join(format!("{run}.manifest.json")),
-            lock: results_dir.join(format!("{run}.lock")),
+            manifest: runs_dir.join(format!("{run}.manifest.json")),
+            lock: runs_dir.join(format!("{run}.lock")),
             figure_stem: root.join("figures").join(experiment).join(run),
             results_dir,
+            runs_dir,
         }
     }
+}
+
+/// Where everything of an experiment's runs but their tables lives:
+/// `results/_runs/<experiment>/` (manifests, locks, the cell cache, job scripts).
+pub fn runs_dir(root: &Path, experiment: &str) -> PathBuf {
+    root.join("results").join("_runs").join(experiment)
 }
 
 /// The cached result of one finished cell.
@@ -238,10 +254,10 @@ pub struct ShardInfo {
     pub wall_seconds: Option<f64>,
 }
 
-/// The shard manifests of `run` in a results folder (`<run>.shard-I-of-N`), sorted.
-pub fn shard_manifests(results_dir: &Path, run: &str) -> Vec<ShardInfo> {
+/// The shard manifests of `run` in a runs folder (`<run>.shard-I-of-N`), sorted.
+pub fn shard_manifests(runs_dir: &Path, run: &str) -> Vec<ShardInfo> {
     let prefix = format!("{run}.shard-");
-    let mut out: Vec<ShardInfo> = std::fs::read_dir(results_dir)
+    let mut out: Vec<ShardInfo> = std::fs::read_dir(runs_dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -304,9 +320,9 @@ pub fn load_complete(paths: &RunPaths) -> Result<(Manifest, Vec<Row>)> {
     Ok((manifest, rows))
 }
 
-/// Runs found under `results/<experiment>/` (names of `*.manifest.json`), sorted.
+/// Runs found under `results/_runs/<experiment>/` (names of `*.manifest.json`), sorted.
 pub fn list_runs(root: &Path, experiment: &str) -> Vec<String> {
-    let dir = root.join("results").join(experiment);
+    let dir = runs_dir(root, experiment);
     let mut runs: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()

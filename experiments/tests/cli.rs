@@ -522,7 +522,7 @@ fn a_swept_override_stays_apart_in_the_figure_and_the_report() {
         "{}",
         stderr(&o)
     );
-    let run = std::fs::read_dir(root.join("results").join(EXPERIMENT))
+    let run = std::fs::read_dir(root.join("results/_runs").join(EXPERIMENT))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().to_string())

@@ -43,7 +43,7 @@ fn run_name(root: &Path) -> Option<String> {
 }
 
 fn cached_cells(root: &Path) -> usize {
-    std::fs::read_dir(root.join("results").join(EXPERIMENT).join("cells"))
+    std::fs::read_dir(root.join("results/_runs").join(EXPERIMENT).join("cells"))
         .map(|d| {
             d.flatten()
                 .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))

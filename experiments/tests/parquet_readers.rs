@@ -2,7 +2,8 @@
 //! every column has a plain Parquet type (UTF8 strings, INT64, DOUBLE, BOOLEAN), the file
 //! embeds no Arrow schema (polars' declares strings as `string_view`, which pyarrow 14 cannot
 //! read), no column is of the Null type, and two runs of one experiment have the same schema,
-//! so they concatenate (each row naming its run and profile).
+//! so they concatenate (each row naming its run and profile), and an experiment's folder holds
+//! its tables only.
 
 mod common;
 
@@ -94,6 +95,20 @@ fn tables_have_plain_parquet_types_and_two_runs_concatenate() {
     }
     // Same names and types in both runs: the tables concatenate.
     assert_eq!(first, second);
+    // The experiment's folder holds the tables and nothing else (manifests, locks and the cell
+    // cache live in results/_runs/), so a reader takes the folder as one dataset.
+    let folder = tables[0].parent().unwrap();
+    let mut entries: Vec<String> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    entries.sort();
+    let mut names: Vec<String> = tables
+        .iter()
+        .map(|t| t.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(entries, names, "{}", folder.display());
     // Every row reads back through the row API of the other reader.
     for (path, n) in [(&tables[0], n1), (&tables[1], n2)] {
         let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();

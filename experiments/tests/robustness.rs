@@ -102,7 +102,7 @@ fn relative_config_paths_are_relative_to_the_current_folder() {
     assert!(out.status.success(), "{}", text(&out));
     let manifest = root
         .path()
-        .join("results/mondrian_fig5_kernel_error/full.manifest.json");
+        .join("results/_runs/mondrian_fig5_kernel_error/full.manifest.json");
     let manifest = std::fs::read_to_string(manifest).unwrap();
     assert!(
         manifest.contains(&format!("\"config\": \"{FIG5}\"")),
@@ -258,7 +258,7 @@ fn absurd_sizes_are_config_errors_before_any_work() {
     assert!(out.status.success(), "{}", text(&out));
     let manifest = root
         .path()
-        .join("results/mondrian_fig5_kernel_error/full.manifest.json");
+        .join("results/_runs/mondrian_fig5_kernel_error/full.manifest.json");
     let before = std::fs::read(&manifest).unwrap();
     for (extra, expected) in cases {
         let started = std::time::Instant::now();
@@ -292,7 +292,7 @@ fn a_binary_refuses_a_checkout_whose_sources_differ_from_its_own() {
     assert!(out.status.success(), "{}", text(&out));
     let manifest = std::fs::read_to_string(
         root.path()
-            .join("results/mondrian_fig5_kernel_error/full.manifest.json"),
+            .join("results/_runs/mondrian_fig5_kernel_error/full.manifest.json"),
     )
     .unwrap();
     assert!(manifest.contains("\"sources\": \"match\""), "{manifest}");
@@ -335,9 +335,10 @@ fn list_counts_planned_cells_and_tells_corrupt_interrupted_and_killed_figure_tem
     let dir = root.path().join("results/mondrian_fig5_kernel_error");
     std::fs::write(dir.join("quick.parquet"), b"garbage").unwrap();
     // A run killed mid-way: manifest `running`, nobody holds its lock.
-    let manifest = std::fs::read_to_string(dir.join("quick.manifest.json")).unwrap();
+    let runs = root.path().join("results/_runs/mondrian_fig5_kernel_error");
+    let manifest = std::fs::read_to_string(runs.join("quick.manifest.json")).unwrap();
     std::fs::write(
-        dir.join("killed.manifest.json"),
+        runs.join("killed.manifest.json"),
         manifest.replace("\"status\": \"complete\"", "\"status\": \"running\""),
     )
     .unwrap();

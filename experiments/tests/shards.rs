@@ -60,7 +60,7 @@ fn shards_partition_the_cells_and_the_merge_equals_a_single_run() {
         );
         assert!(out.status.success(), "{}", text(&out));
         let m = experiments::store::Manifest::read(&sharded.path().join(format!(
-            "results/{EXPERIMENT}/full.shard-{i}-of-4.manifest.json"
+            "results/_runs/{EXPERIMENT}/full.shard-{i}-of-4.manifest.json"
         )))
         .unwrap();
         computed += m.cells.computed;
@@ -126,7 +126,9 @@ fn the_slurm_array_runs_the_shards_and_its_merge_job_writes_the_table() {
         ],
     );
     assert!(out.status.success(), "{}", text(&out));
-    let slurm = root.path().join(format!("results/{EXPERIMENT}/slurm"));
+    let slurm = root
+        .path()
+        .join(format!("results/_runs/{EXPERIMENT}/slurm"));
     let array = std::fs::read_to_string(slurm.join("quick.array.sbatch")).unwrap();
     for line in [
         "#SBATCH --array=1-3",

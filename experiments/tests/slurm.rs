@@ -219,7 +219,7 @@ fn a_sharded_array_on_a_real_slurm_cluster_merges_into_the_local_table() {
     assert!(out.status.success(), "{}", text(&out));
     let merged = root
         .path()
-        .join("results")
+        .join("results/_runs")
         .join(EXPERIMENT)
         .join("quick.manifest.json");
     loop {

@@ -174,6 +174,7 @@ fn a_toy_paper_runs_without_touching_a_central_file() {
             std::slice::from_ref(&config),
             profile,
             &[],
+            None,
             &Default::default(),
             false,
         )
@@ -211,6 +212,7 @@ fn a_toy_paper_runs_without_touching_a_central_file() {
         std::slice::from_ref(&config),
         "quick",
         &["params.lambda=-1".to_string()],
+        None,
         &Default::default(),
         false,
     )
@@ -227,6 +229,7 @@ fn a_toy_paper_runs_without_touching_a_central_file() {
             std::slice::from_ref(&config),
             "quick",
             &[set.to_string()],
+            None,
             &Default::default(),
             false,
         )

@@ -118,6 +118,16 @@ impl std::fmt::Display for DataProblem {
 /// how to get it.
 pub fn check_available(root: &Path, spec: &DataSpec) -> Result<(), DataProblem> {
     match spec {
+        DataSpec::File(f) => {
+            let own = f.own_files().map_err(|message| DataProblem {
+                missing: false,
+                message,
+            })?;
+            own.digests().map(|_| ()).map_err(|e| DataProblem {
+                missing: true,
+                message: e.to_string(),
+            })
+        }
         DataSpec::Dataset(d) => datasets::DataDirs::from_root(root)
             .locate_name(&d.name)
             .map(|_| ())
@@ -191,6 +201,37 @@ pub fn data_seeds(base_seed: u64, data: &DataSpec) -> Seeds {
     seeds_from(base_seed, "repro-data-v1", &spec)
 }
 
+/// A labelled set and how each repetition splits it (checked against the set: its shipped
+/// splits, its classes, the repetitions).
+fn split_sets(
+    set: LabelledSet,
+    split: SplitSpec,
+    name: &str,
+    seeds: &Seeds,
+    repeats: usize,
+    max_rows: Option<usize>,
+) -> Result<Source> {
+    split
+        .check_set(&set.given, &set.y, repeats)
+        .map_err(|e| anyhow::anyhow!("data.split: {name}: {e}"))?;
+    let splitting = if split == SplitSpec::Given {
+        // The published files: one split for every repetition (it draws nothing).
+        let fixed = split.draw(&set, 0, &mut seeds.rng("split/given"))?;
+        Splitting::Fixed(Arc::new(Parts {
+            train: fixed.train,
+            validation: Vec::new(),
+            test: fixed.test,
+        }))
+    } else {
+        Splitting::PerRepetition(split)
+    };
+    Ok(Source::Sets {
+        set: Arc::new(set),
+        splitting,
+        max_rows,
+    })
+}
+
 /// Loads (or generates) the data of a run of `repeats` repetitions.
 pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Result<LoadedData> {
     spec.validate().map_err(anyhow::Error::msg)?;
@@ -223,27 +264,31 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
                 (None, GivenSplits::TrainTest { .. }) => SplitSpec::Given,
                 (None, _) => bail!("data.split: {} ships no published train/test files", d.name),
             };
-            split
-                .check_set(&set.given, &set.y, repeats)
-                .map_err(|e| anyhow::anyhow!("data.split: {}: {e}", d.name))?;
-            let splitting = if split == SplitSpec::Given {
-                // The published files: one split for every repetition (it draws nothing).
-                let fixed = split.draw(&set, 0, &mut seeds.rng("split/given"))?;
-                Splitting::Fixed(Arc::new(Parts {
-                    train: fixed.train,
-                    validation: Vec::new(),
-                    test: fixed.test,
-                }))
-            } else {
-                Splitting::PerRepetition(split)
-            };
-            Source::Sets {
-                set: Arc::new(set),
-                splitting,
-                max_rows: d.max_rows,
-            }
+            split_sets(set, split, &d.name, &seeds, repeats, d.max_rows)?
         }
-        _ => {
+        DataSpec::File(f) => {
+            let own = f.own_files().map_err(anyhow::Error::msg)?;
+            let (set, files) = own.load()?;
+            for file in &files {
+                if f.sha256.get(&file.role).is_some_and(|d| *d != file.sha256) {
+                    bail!(
+                        "{} changed since the config was read (sha256 {}); run again",
+                        file.path.display(),
+                        file.sha256
+                    );
+                }
+            }
+            digests.insert(
+                format!("file:{}", own.name),
+                files
+                    .iter()
+                    .map(|file| (file.path.display().to_string(), file.sha256.clone()))
+                    .collect(),
+            );
+            let split = f.split_spec().map_err(anyhow::Error::msg)?;
+            split_sets(set, split, &own.name, &seeds, repeats, None)?
+        }
+        DataSpec::Synthetic(_) => {
             let generator = spec.generator().expect("synthetic data have a generator");
             match generator.generate(&mut seeds.rng("data"))? {
                 Generated::Points(x) => Source::Points(Arc::new(x)),

@@ -13,7 +13,7 @@ pub mod synthetic;
 mod view;
 
 pub use load::{check_available, data_seeds, load, DataProblem, LoadedData};
-pub use spec::{DataSpec, DataTable, DatasetSpec};
+pub use spec::{DataSpec, DataTable, DatasetSpec, FileSpec};
 pub use view::{DataView, Labelled, Parts, RegressionSets, SplitSets};
 
 #[cfg(test)]

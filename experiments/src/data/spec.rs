@@ -1,7 +1,10 @@
 //! The `[data]` table as written: where the data come from, checked before anything loads.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
 use anyhow::Result;
-use datasets::{SplitSpec, Task};
+use datasets::{Format, LabelRule, NaPolicy, OwnFiles, SplitSpec, TableSpec, Task};
 use serde::{Deserialize, Serialize};
 
 use super::synthetic::{self, Generator};
@@ -20,6 +23,8 @@ pub enum DataSpec {
     Dataset(DatasetSpec),
     /// Generated data, drawn from the run's data seed (no download).
     Synthetic(Synthetic),
+    /// Files of one's own, named by path (no registry entry, no rebuild).
+    File(FileSpec),
 }
 
 /// A generator with the `source` name it registered.
@@ -63,6 +68,10 @@ impl Serialize for DataSpec {
                 serde_json::to_value(d).map_err(serde::ser::Error::custom)?,
             ),
             DataSpec::Synthetic(g) => (g.source, g.generator.to_json()),
+            DataSpec::File(f) => (
+                "file",
+                serde_json::to_value(f).map_err(serde::ser::Error::custom)?,
+            ),
         };
         let serde_json::Value::Object(mut map) = fields else {
             return Err(serde::ser::Error::custom(format!(
@@ -83,7 +92,7 @@ impl TryFrom<DataTable> for DataSpec {
     type Error = String;
     fn try_from(DataTable(mut table): DataTable) -> Result<Self, String> {
         let sources = || {
-            let mut names = vec!["dataset"];
+            let mut names = vec!["dataset", "file"];
             names.extend(synthetic::registered().iter().map(|r| r.source));
             names.join(", ")
         };
@@ -99,6 +108,11 @@ impl TryFrom<DataTable> for DataSpec {
         };
         if source == "dataset" {
             return Ok(DataSpec::Dataset(crate::toml_table::typed_table(
+                table, "data",
+            )?));
+        }
+        if source == "file" {
+            return Ok(DataSpec::File(crate::toml_table::typed_table(
                 table, "data",
             )?));
         }
@@ -137,12 +151,249 @@ pub struct DatasetSpec {
     pub task: Option<datasets::DerivedTask>,
 }
 
+/// `[data] source = "file"`: data of one's own, read by the rules of a registry table
+/// (`datasets::TableSpec`) with no registry entry and no rebuild. Paths are relative to the
+/// config's folder (or absolute). The files' sha256 are computed when the config is read and
+/// serialised with the spec, so they are part of every cell's key and of the data seeds (another
+/// byte, other keys), and recorded in the manifest.
+///
+/// ```toml
+/// [data]
+/// source = "file"
+/// path = "my_data.csv"                  # every row; or train = "...", test = "..." (given split)
+/// task = "classification"               # or "regression"
+/// target = "label"                      # the target column (default: the last column)
+/// drop = ["id"]                         # columns that are not inputs
+/// split = { kind = "random", test_fraction = 0.3, stratify = true }
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// One file holding every row, split per repetition by `split` ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// ... or a training file and a test file: the given split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    /// `csv`, `csv_gz`, `svmlight` or `svmlight_gz` (default: from the file name: `.csv`,
+    /// `.csv.gz`, `.svm`/`.svmlight`/`.libsvm` and their `.gz`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// `regression` or `classification`.
+    pub task: Task,
+    /// CSV: the target column's name (default: the last column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// CSV: whether the first line names the columns (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<bool>,
+    /// CSV: columns that are not inputs (e.g. an id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<String>,
+    /// `error` (default) or `drop_rows`: a row with an empty field.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub na: NaPolicy,
+    /// Classification: how a raw label becomes a class name (`text`, `first_char`, `sign`,
+    /// `integer`; svmlight labels need `sign` or `integer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<LabelRule>,
+    /// Classification: the class names in label order (default: the names found, sorted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<String>>,
+    /// svmlight: the number of input columns (required for svmlight files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_features: Option<usize>,
+    /// How train and test are drawn per repetition: required with `path` (e.g. `{ kind =
+    /// "random", test_fraction = 0.3 }`); with `train` and `test` the default is `given`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitSpec>,
+    /// The files' sha256 by role, computed when the config is read (never written in a
+    /// config).
+    #[serde(
+        default,
+        skip_deserializing,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub sha256: BTreeMap<String, String>,
+    /// The config's folder, against which relative paths resolve.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+impl FileSpec {
+    /// (role, path as written) of each file named.
+    fn named(&self) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        for (role, path) in [
+            ("data", &self.path),
+            ("train", &self.train),
+            ("test", &self.test),
+        ] {
+            if let Some(p) = path {
+                out.push((role, p.as_str()));
+            }
+        }
+        out
+    }
+
+    /// A path as written, resolved against the config's folder.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    fn format_of(&self, path: &str) -> Result<Format, String> {
+        if let Some(f) = self.format {
+            return Ok(f);
+        }
+        let lower = path.to_ascii_lowercase();
+        let (stem, gz) = match lower.strip_suffix(".gz") {
+            Some(stem) => (stem, true),
+            None => (lower.as_str(), false),
+        };
+        let ext = Path::new(stem)
+            .extension()
+            .map(|e| e.to_string_lossy().to_string())
+            .unwrap_or_default();
+        Ok(match (ext.as_str(), gz) {
+            ("csv", false) => Format::Csv,
+            ("csv", true) => Format::CsvGz,
+            ("svm" | "svmlight" | "libsvm", false) => Format::Svmlight,
+            ("svm" | "svmlight" | "libsvm", true) => Format::SvmlightGz,
+            _ => {
+                return Err(format!(
+                    "data.format: cannot tell the format of {path:?} from its name; set format = \
+                     \"csv\", \"csv_gz\", \"svmlight\" or \"svmlight_gz\""
+                ))
+            }
+        })
+    }
+
+    /// The files and the table rules they are read by (checks everything that needs no read).
+    pub fn own_files(&self) -> Result<OwnFiles, String> {
+        let named = self.named();
+        let roles: Vec<&str> = named.iter().map(|(r, _)| *r).collect();
+        match roles.as_slice() {
+            ["data"] | ["train", "test"] => {}
+            [] => {
+                return Err(
+                    "data: name the file: path = \"my_data.csv\" (split per repetition), or \
+                     train = \"...\" and test = \"...\" (the given split)"
+                        .into(),
+                )
+            }
+            _ => {
+                return Err(format!(
+                    "data: give either path, or both train and test (given: {})",
+                    roles.join(", ")
+                ))
+            }
+        }
+        let formats = named
+            .iter()
+            .map(|(_, p)| self.format_of(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        if formats.windows(2).any(|w| w[0] != w[1]) {
+            return Err("data: train and test must have one format".into());
+        }
+        let format = formats[0];
+        if matches!(format, Format::Idx | Format::IdxGz) {
+            return Err("data.format: IDX files need a labels file; convert them to CSV".into());
+        }
+        let csv = matches!(format, Format::Csv | Format::CsvGz);
+        let n_features = match (csv, self.n_features) {
+            (false, None) => {
+                return Err(
+                    "data.n_features: svmlight files need the number of input columns".into(),
+                )
+            }
+            (_, n) => n,
+        };
+        let table = TableSpec {
+            task: self.task,
+            rows: roles.iter().map(|r| r.to_string()).collect(),
+            header: csv.then_some(self.header.unwrap_or(true)),
+            target: self.target.clone(),
+            target_file: None,
+            row_id: None,
+            target_row_id: None,
+            drop: self.drop.clone(),
+            na: self.na,
+            n_features,
+            labels: self.labels,
+            classes: self.classes.clone(),
+            test_mask: None,
+        };
+        let name = named
+            .iter()
+            .map(|(_, p)| *p)
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let own = OwnFiles {
+            name,
+            files: named
+                .iter()
+                .map(|(role, p)| (role.to_string(), self.resolve(p)))
+                .collect(),
+            format,
+            table,
+        };
+        own.validate().map_err(|e| {
+            format!(
+                "data: {}",
+                e.replace("[dataset.table] ", "")
+                    .replace("role `data`", "`path`")
+            )
+        })?;
+        Ok(own)
+    }
+
+    /// The split in effect: `split`, else `given` for a train and a test file.
+    pub fn split_spec(&self) -> Result<SplitSpec, String> {
+        match (&self.split, self.path.is_some()) {
+            (Some(s), _) => Ok(s.clone()),
+            (None, false) => Ok(SplitSpec::Given),
+            (None, true) => Err(
+                "data.split: one file holds every row; say how to split it, e.g. split = { kind \
+                 = \"random\", test_fraction = 0.3 } (add stratify = true for classes)"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Fills in where relative paths resolve and the files' digests (those present; a missing
+    /// file is reported when the data are checked or loaded).
+    pub fn locate(&mut self, base_dir: &Path) {
+        self.base_dir = base_dir.to_path_buf();
+        self.sha256 = self
+            .named()
+            .into_iter()
+            .filter_map(|(role, p)| {
+                let path = self.resolve(p);
+                datasets::file_sha256(&path)
+                    .ok()
+                    .map(|d| (role.to_string(), d))
+            })
+            .collect();
+    }
+}
+
 impl DataSpec {
     /// The synthetic generator, if the data are generated.
     pub fn generator(&self) -> Option<&dyn Generator> {
         match self {
             DataSpec::Synthetic(g) => Some(g.generator()),
-            DataSpec::Dataset(_) => None,
+            DataSpec::Dataset(_) | DataSpec::File(_) => None,
         }
     }
 
@@ -158,6 +409,7 @@ impl DataSpec {
         match self {
             DataSpec::Dataset(d) => matches!(d.split, None | Some(SplitSpec::Given)),
             DataSpec::Synthetic(g) => g.generator().fixed_split(),
+            DataSpec::File(f) => f.split_spec() == Ok(SplitSpec::Given),
         }
     }
 
@@ -169,6 +421,7 @@ impl DataSpec {
         match self {
             DataSpec::Dataset(d) => DataSources::Dataset(&d.name),
             DataSpec::Synthetic(g) => DataSources::Generator(g.generator().type_path()),
+            DataSpec::File(_) => DataSources::Files,
         }
     }
 
@@ -177,6 +430,7 @@ impl DataSpec {
         match self {
             DataSpec::Dataset(d) => Ok(registry_table(&d.name)?.map(|t| t.task)),
             DataSpec::Synthetic(g) => Ok(g.generator().task()),
+            DataSpec::File(f) => Ok(Some(f.task)),
         }
     }
 
@@ -194,6 +448,11 @@ impl DataSpec {
     pub fn validate(&self) -> Result<(), String> {
         let d = match self {
             DataSpec::Synthetic(g) => return g.generator().validate(),
+            DataSpec::File(f) => {
+                f.own_files()?;
+                let split = f.split_spec()?;
+                return split.validate().map_err(|e| format!("data.split: {e}"));
+            }
             DataSpec::Dataset(d) => d,
         };
         if d.max_rows == Some(0) {

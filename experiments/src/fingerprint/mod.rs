@@ -73,6 +73,8 @@ pub enum DataSources<'a> {
     Generator(&'static str),
     /// A registered dataset: the datasets crate and the dataset's own registry entry.
     Dataset(&'a str),
+    /// Files of one's own: the datasets crate (the files' digests are in the cell identities).
+    Files,
 }
 
 /// Registry crates the harness's own numeric code uses (seeding, parsing, cached rows).
@@ -404,6 +406,13 @@ pub fn fingerprint_of(
                 files: BTreeSet::new(),
             },
             Some(name),
+        ),
+        DataSources::Files => (
+            Sources {
+                crates: ["datasets"].into(),
+                files: BTreeSet::new(),
+            },
+            None,
         ),
     };
     let mut roots = harness_crates(files)?;
@@ -771,17 +780,21 @@ mod tests {
         assert!(!streamrak.crates.contains("mondrian"));
         // Every generator of the configs: its file and the generator trait's.
         let mut generators = BTreeSet::new();
-        for entry in std::fs::read_dir(root().join("configs")).unwrap().flatten() {
-            for config in std::fs::read_dir(entry.path()).unwrap().flatten() {
-                let text = std::fs::read_to_string(config.path()).unwrap();
-                let table: toml::Table = toml::from_str(&text).unwrap();
-                let Some(data) = table.get("data") else {
-                    continue;
-                };
-                let spec: DataSpec = data.clone().try_into().unwrap();
-                if let DataSources::Generator(g) = spec.sources() {
-                    generators.insert(g);
-                }
+        let folders = std::fs::read_dir(root().join("configs")).unwrap().flatten();
+        let configs = folders
+            .filter(|f| f.path().is_dir())
+            .flat_map(|f| std::fs::read_dir(f.path()).unwrap().flatten())
+            .map(|c| c.path())
+            .filter(|c| c.extension().is_some_and(|e| e == "toml"));
+        for path in configs {
+            let text = std::fs::read_to_string(path).unwrap();
+            let table: toml::Table = toml::from_str(&text).unwrap();
+            let Some(data) = table.get("data") else {
+                continue;
+            };
+            let spec: DataSpec = data.clone().try_into().unwrap();
+            if let DataSources::Generator(g) = spec.sources() {
+                generators.insert(g);
             }
         }
         assert!(generators.len() >= 6, "{generators:?}");

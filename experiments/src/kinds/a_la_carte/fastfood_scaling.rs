@@ -128,7 +128,7 @@ const COLUMNS: &[ColumnDoc] = &[
         doc: "measured dgemm throughput on this thread at the solve's sizes, in 1e9 flops per second",
     },
     ColumnDoc {
-        name: "feature_rate",
+        name: "features_per_second",
         doc: "feature values (n·m frequencies) per second of the feature map",
     },
 ];
@@ -251,7 +251,7 @@ fn scaling(d: &Inputs, p: &ScalingParams, ctx: &CellContext) -> Result<Vec<Row>>
             Value::from(2.0 * k * s * s / gemm_seconds / 1e9),
         ),
         (
-            "feature_rate",
+            "features_per_second",
             Value::from(n * p.m as f64 / feature_seconds),
         ),
     ])])
