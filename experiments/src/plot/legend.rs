@@ -133,7 +133,9 @@ impl Legend {
             let mid = (a + b) / 2;
             let color = entry.color;
             match entry.glyph {
-                Glyph::Line => area.draw(&PathElement::new([(a, y), (b, y)], color.stroke_width(2))),
+                Glyph::Line => {
+                    area.draw(&PathElement::new([(a, y), (b, y)], color.stroke_width(2)))
+                }
                 Glyph::Dashed => {
                     let gray = color.stroke_width(1);
                     area.draw(&PathElement::new([(a, y), (a + 8, y)], gray))
@@ -171,12 +173,15 @@ pub(super) fn draw_marker<DB: DrawingBackend>(
     area.draw(&marker_element(at, marker, color))
 }
 
+/// A marker at a point of a coordinate system `C`: its inside and its outline, in pixels.
+type MarkerElement<C, DB> = ComposedElement<C, DB, Polygon<(i32, i32)>, PathElement<(i32, i32)>>;
+
 /// A marker as one element at a point of any coordinate system (its shape in pixels).
 pub(super) fn marker_element<C, DB: DrawingBackend>(
     at: C,
     marker: Marker,
     color: RGBColor,
-) -> ComposedElement<C, DB, Polygon<(i32, i32)>, PathElement<(i32, i32)>> {
+) -> MarkerElement<C, DB> {
     let outline = marker_outline(marker);
     let mut closed = outline.clone();
     closed.extend(outline.first().copied());

@@ -648,9 +648,11 @@ where
                     .copied()
                     .filter(|p| p.0.is_finite() && p.1 >= y0 && p.1 <= y1)
                     .collect();
-                drawn
-                    .points
-                    .extend(visible.iter().map(|&(x, m, _)| chart.backend_coord(&(x, m))));
+                drawn.points.extend(
+                    visible
+                        .iter()
+                        .map(|&(x, m, _)| chart.backend_coord(&(x, m))),
+                );
                 let Look::Markers(marker) = s.look else {
                     let outline = marker_outline(Marker::Dot);
                     chart
@@ -852,6 +854,32 @@ mod tests {
     }
 
     #[test]
+    fn histograms_and_pairs_have_their_legend_beside_the_plot_too() {
+        let mut rows = Vec::new();
+        for leaf in 0..20usize {
+            for (model, w) in [("forest", leaf as f64), ("kernel", 20.0 - leaf as f64)] {
+                rows.push(row([
+                    ("model", model.into()),
+                    ("leaf", leaf.into()),
+                    ("weight", Value::Float(w)),
+                ]));
+            }
+        }
+        let histogram = spec(
+            "kind = 'histogram'\nx = 'weight'\nseries = 'model'\nbins = [0.0, 20.0, 5.0]\nx_label = 'w'\ny_label = 'f'",
+        );
+        let pairs = spec(
+            "kind = 'pairs'\nx = 'weight'\ny = 'weight'\nseries = 'model'\npair_by = 'leaf'\npair = ['forest', 'kernel']\nx_label = 'f'\ny_label = 'k'",
+        );
+        for (s, points) in [(&histogram, 0), (&pairs, 20)] {
+            let (drawn, _, _) = render_in_memory(s, &rows);
+            assert!(drawn.legend.is_some_and(|[l, ..]| l > drawn.plot[2]));
+            assert_eq!(drawn.points.len(), points);
+            drawn.legend_clear().unwrap();
+        }
+    }
+
+    #[test]
     fn the_legend_covers_no_point_even_with_data_in_every_corner() {
         for (count, log_y) in [(3usize, false), (8, true), (40, false)] {
             // Series 0 runs along the bottom, series 1 along the top: points in all four
@@ -882,7 +910,11 @@ mod tests {
             };
             assert_eq!(drawn.points.len(), 2 * count);
             for &p in &drawn.points {
-                assert!(inside(p, drawn.plot), "{p:?} outside the plot {:?}", drawn.plot);
+                assert!(
+                    inside(p, drawn.plot),
+                    "{p:?} outside the plot {:?}",
+                    drawn.plot
+                );
                 assert!(
                     !inside(p, [l, t, r, b]),
                     "{count} series: point {p:?} under the legend {:?}",

@@ -43,6 +43,14 @@ pub(super) struct Styles {
     columns: BTreeMap<String, Vec<(String, Identity)>>,
 }
 
+/// What the plots give for one value: a style's label, colour and marker, or only the value.
+struct Given {
+    value: String,
+    label: String,
+    color: Option<[u8; 3]>,
+    marker: Option<Marker>,
+}
+
 /// Whether a plot shares looks with the config's other plots.
 fn shares(spec: &PlotSpec) -> bool {
     spec.kind != PlotKind::Pairs
@@ -117,20 +125,19 @@ impl Styles {
     /// styles among the rows a plot draws, their value as label with a palette colour and a
     /// marker that no styled value of the column uses.
     pub(super) fn new(plots: &[PlotSpec], rows: &[Row]) -> Styles {
-        // (value, label, colour, explicit marker) per column, styled values first.
-        let mut styled: BTreeMap<&str, Vec<(String, String, Option<[u8; 3]>, Option<Marker>)>> =
-            BTreeMap::new();
+        // Per column, the styled values first.
+        let mut styled: BTreeMap<&str, Vec<Given>> = BTreeMap::new();
         for plot in plots.iter().filter(|p| shares(p)) {
             let column = styled.entry(plot.series.as_str()).or_default();
             for style in &plot.styles {
-                match column.iter_mut().find(|v| v.0 == style.value) {
-                    Some(known) => known.3 = known.3.or(style.marker),
-                    None => column.push((
-                        style.value.clone(),
-                        style.label.clone(),
-                        Some(style.color),
-                        style.marker,
-                    )),
+                match column.iter_mut().find(|v| v.value == style.value) {
+                    Some(known) => known.marker = known.marker.or(style.marker),
+                    None => column.push(Given {
+                        value: style.value.clone(),
+                        label: style.label.clone(),
+                        color: Some(style.color),
+                        marker: style.marker,
+                    }),
                 }
             }
         }
@@ -149,28 +156,34 @@ impl Styles {
                 .remove(name)
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|v| !values.iter().any(|s| &s.0 == v))
+                .filter(|v| !values.iter().any(|s| &s.value == v))
                 .collect();
             others.sort_by(|a, b| natural(a, b));
-            values.extend(others.into_iter().map(|v| (v.clone(), v, None, None)));
-            let colors: Vec<[u8; 3]> = values.iter().filter_map(|v| v.2).collect();
-            let markers: Vec<Marker> = values.iter().filter_map(|v| v.3).collect();
+            values.extend(others.into_iter().map(|v| Given {
+                value: v.clone(),
+                label: v,
+                color: None,
+                marker: None,
+            }));
+            let colors: Vec<[u8; 3]> = values.iter().filter_map(|v| v.color).collect();
+            let markers: Vec<Marker> = values.iter().filter_map(|v| v.marker).collect();
             let (mut next_color, mut next_marker) = (0, 0);
             let looks = values
                 .into_iter()
-                .map(|(value, label, color, marker)| {
-                    let color = color.unwrap_or_else(|| {
+                .map(|given| {
+                    let color = given.color.unwrap_or_else(|| {
                         next_color += 1;
                         kth_free(&PALETTE, &colors, next_color - 1)
                     });
-                    let marker = marker.unwrap_or_else(|| {
+                    let marker = given.marker.unwrap_or_else(|| {
                         next_marker += 1;
-                        kth_free(&Marker::ALL, &markers, next_marker - 1)
+                        // The small dot is kept for explicit styles: too faint for a series.
+                        kth_free(&Marker::ALL[..4], &markers, next_marker - 1)
                     });
                     (
-                        value,
+                        given.value,
                         Identity {
-                            label,
+                            label: given.label,
                             color,
                             marker,
                         },
