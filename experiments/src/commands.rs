@@ -177,16 +177,15 @@ fn run_one(
     println!("results   {}", common.shown(&outcome.paths.table));
     let (_, rows) = store::load_complete(&outcome.paths)?;
     if plot {
-        for spec in &resolved.config.plot {
-            for path in crate::plot::render(
-                spec,
-                &figure_title(resolved),
-                &rows,
-                &crate::cell::parameter_columns(&resolved.grid),
-                &outcome.paths.figure_stem,
-            )? {
-                println!("figure    {}", common.shown(&path));
-            }
+        for path in crate::plot::render_all(
+            &resolved.config.plot,
+            &resolved.config.experiment.figure,
+            &m.run,
+            &rows,
+            &crate::cell::parameter_columns(&resolved.grid),
+            &outcome.paths.figure_stem,
+        )? {
+            println!("figure    {}", common.shown(&path));
         }
     }
     let results = evaluate_checks(resolved, &outcome, &rows);
@@ -204,11 +203,6 @@ fn run_one(
         print!("{}", crate::check::format_hypotheses(name, &hypotheses));
     }
     Ok(results.iter().all(|r| r.ok()))
-}
-
-fn figure_title(resolved: &ResolvedConfig) -> String {
-    let e = &resolved.config.experiment;
-    format!("{} ({})", e.figure, resolved.run_name())
 }
 
 fn evaluate_checks(
@@ -326,19 +320,16 @@ pub fn plot(common: &Common, configs: &[PathBuf]) -> Result<bool> {
             let paths = RunPaths::new(&common.root, name, &run);
             match store::load_complete(&paths) {
                 Ok((_, rows)) => {
-                    let title = format!("{} ({run})", r.config.experiment.figure);
-                    let parameters = crate::cell::parameter_columns(&r.grid);
-                    for spec in &r.config.plot {
-                        for path in crate::plot::render(
-                            spec,
-                            &title,
-                            &rows,
-                            &parameters,
-                            &paths.figure_stem,
-                        )? {
-                            println!("figure    {}", common.shown(&path));
-                            rendered += 1;
-                        }
+                    for path in crate::plot::render_all(
+                        &r.config.plot,
+                        &r.config.experiment.figure,
+                        &run,
+                        &rows,
+                        &crate::cell::parameter_columns(&r.grid),
+                        &paths.figure_stem,
+                    )? {
+                        println!("figure    {}", common.shown(&path));
+                        rendered += 1;
                     }
                 }
                 Err(e) => {

@@ -557,6 +557,7 @@ fn validate(config: &Config) -> Result<Grid, String> {
             ));
         }
     }
+    crate::plot::check_consistent(&config.plot)?;
     for (i, reference) in config.reference.iter().enumerate() {
         reference
             .validate(&columns)

@@ -3,19 +3,26 @@
 //! A config's `[plot]` (or several `[[plot]]`, one figure each) says which rows and columns to
 //! draw, how to group rows into series and how each series looks. Kinds:
 //! * `lines` (default): every (series, x) point shows the mean over repetitions with an error
-//!   bar of ± one standard deviation (ddof 0, as the authors' scripts), or a line, a step line
-//!   or a horizontal level;
+//!   bar of ± one standard deviation (ddof 0, as the authors' scripts), the points of a series
+//!   joined by a thin line in x order; or a line, a step line or a horizontal level;
 //! * `histogram`: densities of the `x` column per series over fixed bins (translucent bars);
 //! * `pairs`: a scatter of the `y` column of two series against each other, rows paired by a
 //!   key column (e.g. the weight of one leaf in two models), with the diagonal y = x;
 //! * `boxes`: a box plot of the `y` column per series (one box per value of the `series`
-//!   column, in style order, labelled below the axis): median, quartiles (linear
-//!   interpolation), whiskers to the furthest value within 1.5 IQR, values beyond as dots;
+//!   column, in style order, labelled below the axis with its number of values): median,
+//!   quartiles (linear interpolation), whiskers to the furthest value within 1.5 IQR, values
+//!   beyond as dots;
 //! * `polygons`: closed polygons with vertices (`x`, `y`) in row order, one per value of the
 //!   `series` column (e.g. the cells of a tessellation), filled in cycling colours.
+//!
+//! A series value looks the same (label, colour, marker) in every figure of one config
+//! ([`styles`]); the legend stands right of the plotting area and never covers a point
+//! ([`legend`]); the title of a figure of any run other than the full one names the run.
 
+mod legend;
 mod series;
 pub mod spec;
+mod styles;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -24,10 +31,14 @@ use anyhow::{anyhow, Context, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::table::Row;
+use legend::{marker_element, Entry, Glyph, Legend};
 use series::{box_stats, build_series, Look, Series};
 pub use spec::{Marker, PlotKind, PlotSpec, SeriesStyle, XMark};
+pub use styles::check_consistent;
+use styles::Styles;
 
 /// Pixels per inch of the PNG figures.
 const DPI: f64 = 160.0;
@@ -44,16 +55,46 @@ fn register_fonts() {
     });
 }
 
-/// Renders `rows` to `<stem>.png` and `<stem>.svg` (`stem` from [`PlotSpec::stem`] of the
-/// run's stem); returns both paths.
-pub fn render(
-    spec: &PlotSpec,
-    title: &str,
+/// Renders every plot of a config from the rows of one run (`run`, e.g. `full` or `quick`) to
+/// `<stem>.png` and `<stem>.svg` (`stem` from [`PlotSpec::stem`] of the run's stem); returns
+/// the paths written. `figure`: the experiment's figure, the title of plots without their own.
+pub fn render_all(
+    plots: &[PlotSpec],
+    figure: &str,
+    run: &str,
     rows: &[Row],
     parameters: &[String],
     run_stem: &Path,
 ) -> Result<Vec<PathBuf>> {
-    register_fonts();
+    let styles = Styles::new(plots, rows);
+    let mut written = Vec::new();
+    for spec in plots {
+        let title = caption(spec, figure, run);
+        written.extend(render(spec, &title, rows, parameters, &styles, run_stem)?);
+    }
+    Ok(written)
+}
+
+/// A figure's title: the plot's own or the experiment's figure, naming the run unless it is the
+/// full profile's (the reference figures), so a quick figure is never taken for one.
+fn caption(spec: &PlotSpec, figure: &str, run: &str) -> String {
+    let title = spec.title.as_deref().unwrap_or(figure);
+    if run == crate::config::FULL_PROFILE {
+        title.to_string()
+    } else {
+        format!("{title} ({run} run)")
+    }
+}
+
+/// Renders one plot.
+fn render(
+    spec: &PlotSpec,
+    title: &str,
+    rows: &[Row],
+    parameters: &[String],
+    styles: &Styles,
+    run_stem: &Path,
+) -> Result<Vec<PathBuf>> {
     let stem = &spec.stem(run_stem);
     if crate::stats::selected(rows, &spec.filter).next().is_none() {
         // E.g. a figure of a grid point that this profile does not run.
@@ -67,95 +108,8 @@ pub fn render(
         );
         return Ok(Vec::new());
     }
-    let series = build_series(spec, rows, parameters);
-    if series
-        .iter()
-        .all(|s| s.look == Look::HLine || s.points.iter().all(|p| !p.0.is_finite()))
-    {
-        return Err(anyhow!(
-            "no rows with numeric `{}`{} to plot (filter {})",
-            spec.x,
-            if spec.kind == PlotKind::Histogram {
-                String::new()
-            } else {
-                format!(" and `{}`", spec.y)
-            },
-            spec.filter
-        ));
-    }
-    let range = |values: Vec<f64>, given: Option<[f64; 2]>, log: bool| -> (f64, f64) {
-        if let Some([lo, hi]) = given {
-            return (lo, hi);
-        }
-        let values: Vec<f64> = values
-            .into_iter()
-            .filter(|v| v.is_finite() && (!log || *v > 0.0))
-            .collect();
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if log {
-            (lo / 1.5, hi * 1.5)
-        } else {
-            let pad = ((hi - lo) * 0.05).max(1e-12);
-            (lo - pad, hi + pad)
-        }
-    };
-    let xs = series
-        .iter()
-        .flat_map(|s| match s.look {
-            Look::Bars => vec![],
-            _ => s.points.iter().map(|p| p.0).collect(),
-        })
-        .chain(
-            series
-                .iter()
-                .filter(|s| s.look == Look::Bars)
-                .flat_map(|s| s.points.iter().flat_map(|p| [p.0, p.1]).collect::<Vec<_>>()),
-        )
-        .collect();
-    let ys = series
-        .iter()
-        .flat_map(|s| match s.look {
-            Look::Bars => s.points.iter().flat_map(|p| [0.0, p.2]).collect::<Vec<_>>(),
-            _ => s
-                .points
-                .iter()
-                .flat_map(|p| [p.1 - p.2, p.1 + p.2])
-                .collect(),
-        })
-        .collect();
     let name = stem.file_name().unwrap_or_default().to_string_lossy();
-    let (x0, x1) = match spec.kind {
-        PlotKind::Boxes if spec.x_range.is_none() => (0.4, series.len() as f64 + 0.6),
-        PlotKind::Boxes => spec.x_range.map_or((0.0, 1.0), |[a, b]| (a, b)),
-        _ => {
-            let points: Vec<f64> = series
-                .iter()
-                .filter(|s| !matches!(s.look, Look::Bars | Look::HLine))
-                .flat_map(|s| s.points.iter().map(|p| p.0))
-                .collect();
-            let r = range(xs, spec.x_range, spec.log_x);
-            grown(r, &points, spec.log_x, "x_range", &name)
-        }
-    };
-    let points: Vec<f64> = series
-        .iter()
-        .flat_map(|s| match s.look {
-            Look::Bars => s.points.iter().map(|p| p.2).collect::<Vec<_>>(),
-            _ => s.points.iter().map(|p| p.1).collect(),
-        })
-        .collect();
-    let (y0, y1) = grown(
-        range(ys, spec.y_range, spec.log_y),
-        &points,
-        spec.log_y,
-        "y_range",
-        &name,
-    );
-    let size = (
-        (spec.size_inches[0] * DPI).round() as u32,
-        (spec.size_inches[1] * DPI).round() as u32,
-    );
+    let figure = Figure::new(spec, rows, parameters, styles, &name)?;
     let dir = stem.parent().context("figure path has no folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Figures half-written by killed processes.
@@ -171,12 +125,13 @@ pub fn render(
             std::process::id()
         ));
         let result = if ext == "png" {
-            let area = BitMapBackend::new(&tmp, size).into_drawing_area();
-            draw_any(area, spec, title, &series, (x0, x1), (y0, y1))
+            let area = BitMapBackend::new(&tmp, figure.size).into_drawing_area();
+            draw_any(area, spec, title, &figure)
         } else {
-            let area = SVGBackend::new(&tmp, size).into_drawing_area();
-            draw_any(area, spec, title, &series, (x0, x1), (y0, y1))
-        };
+            let area = SVGBackend::new(&tmp, figure.size).into_drawing_area();
+            draw_any(area, spec, title, &figure)
+        }
+        .and_then(|drawn| drawn.legend_clear());
         if let Err(e) = result.and_then(|_| Ok(std::fs::rename(&tmp, &final_path)?)) {
             let _ = std::fs::remove_file(&tmp);
             return Err(e.context(format!("cannot render {}", final_path.display())));
@@ -184,6 +139,186 @@ pub fn render(
         written.push(final_path);
     }
     Ok(written)
+}
+
+/// One figure laid out: its series, axis ranges, legend and size in pixels.
+struct Figure {
+    series: Vec<Series>,
+    x: (f64, f64),
+    y: (f64, f64),
+    legend: Option<Legend>,
+    /// Width and height: the config's size, widened by the legend's margin.
+    size: (u32, u32),
+}
+
+/// Where a figure put things, in pixels of its backend.
+#[derive(Debug)]
+struct Drawn {
+    /// The plotting area: [left, top, right, bottom].
+    plot: [i32; 4],
+    /// The legend's box, if any.
+    legend: Option<[i32; 4]>,
+    /// The centre of every marker and every vertex of a line drawn.
+    points: Vec<(i32, i32)>,
+}
+
+impl Drawn {
+    /// Fails if the legend box overlaps the plotting area or covers a drawn point.
+    fn legend_clear(&self) -> Result<()> {
+        let Some([l, t, r, b]) = self.legend else {
+            return Ok(());
+        };
+        let [x0, y0, x1, y1] = self.plot;
+        let covered = self
+            .points
+            .iter()
+            .filter(|&&(x, y)| x >= l && x <= r && y >= t && y <= b)
+            .count();
+        if covered > 0 || (l <= x1 && r >= x0 && t <= y1 && b >= y0) {
+            return Err(anyhow!(
+                "the legend {:?} overlaps the plotting area {:?} ({covered} point(s) under it)",
+                [l, t, r, b],
+                self.plot
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Figure {
+    /// Lays out the figure of `spec` (`name`: the figure's file name, for notes).
+    fn new(
+        spec: &PlotSpec,
+        rows: &[Row],
+        parameters: &[String],
+        styles: &Styles,
+        name: &str,
+    ) -> Result<Figure> {
+        register_fonts();
+        let series = build_series(spec, rows, parameters, styles);
+        if series
+            .iter()
+            .all(|s| s.look == Look::HLine || s.points.iter().all(|p| !p.0.is_finite()))
+        {
+            return Err(anyhow!(
+                "no rows with numeric `{}`{} to plot (filter {})",
+                spec.x,
+                if spec.kind == PlotKind::Histogram {
+                    String::new()
+                } else {
+                    format!(" and `{}`", spec.y)
+                },
+                spec.filter
+            ));
+        }
+        let range = |values: Vec<f64>, given: Option<[f64; 2]>, log: bool| -> (f64, f64) {
+            if let Some([lo, hi]) = given {
+                return (lo, hi);
+            }
+            let values: Vec<f64> = values
+                .into_iter()
+                .filter(|v| v.is_finite() && (!log || *v > 0.0))
+                .collect();
+            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if log {
+                (lo / 1.5, hi * 1.5)
+            } else {
+                let pad = ((hi - lo) * 0.05).max(1e-12);
+                (lo - pad, hi + pad)
+            }
+        };
+        let xs = series
+            .iter()
+            .flat_map(|s| match s.look {
+                Look::Bars => vec![],
+                _ => s.points.iter().map(|p| p.0).collect(),
+            })
+            .chain(
+                series
+                    .iter()
+                    .filter(|s| s.look == Look::Bars)
+                    .flat_map(|s| s.points.iter().flat_map(|p| [p.0, p.1]).collect::<Vec<_>>()),
+            )
+            .collect();
+        let ys = series
+            .iter()
+            .flat_map(|s| match s.look {
+                Look::Bars => s.points.iter().flat_map(|p| [0.0, p.2]).collect::<Vec<_>>(),
+                _ => s
+                    .points
+                    .iter()
+                    .flat_map(|p| [p.1 - p.2, p.1 + p.2])
+                    .collect(),
+            })
+            .collect();
+        let x = match spec.kind {
+            PlotKind::Boxes if spec.x_range.is_none() => (0.4, series.len() as f64 + 0.6),
+            PlotKind::Boxes => spec.x_range.map_or((0.0, 1.0), |[a, b]| (a, b)),
+            _ => {
+                let points: Vec<f64> = series
+                    .iter()
+                    .filter(|s| !matches!(s.look, Look::Bars | Look::HLine))
+                    .flat_map(|s| s.points.iter().map(|p| p.0))
+                    .collect();
+                let r = range(xs, spec.x_range, spec.log_x);
+                grown(r, &points, spec.log_x, "x_range", name)
+            }
+        };
+        let points: Vec<f64> = series
+            .iter()
+            .flat_map(|s| match s.look {
+                Look::Bars => s.points.iter().map(|p| p.2).collect::<Vec<_>>(),
+                _ => s.points.iter().map(|p| p.1).collect(),
+            })
+            .collect();
+        let y = grown(
+            range(ys, spec.y_range, spec.log_y),
+            &points,
+            spec.log_y,
+            "y_range",
+            name,
+        );
+        let (width, height) = (
+            (spec.size_inches[0] * DPI).round() as u32,
+            (spec.size_inches[1] * DPI).round() as u32,
+        );
+        let gray = RGBColor(90, 90, 90);
+        let entries = spec
+            .x_marks
+            .iter()
+            .map(|m| Entry {
+                label: m.label.clone(),
+                color: gray,
+                glyph: Glyph::Dashed,
+            })
+            .chain(series.iter().filter_map(|s| {
+                let glyph = match s.look {
+                    Look::HLine | Look::Line | Look::Step => Glyph::Line,
+                    Look::Markers(m) => Glyph::JoinedMarker(m),
+                    Look::Dots => Glyph::Marker(Marker::Dot),
+                    Look::Bars => Glyph::Bar,
+                    // Boxes are named on the x axis; polygons are cells, not series.
+                    Look::Box | Look::Polygon => return None,
+                };
+                Some(Entry {
+                    label: s.label.clone(),
+                    color: s.color,
+                    glyph,
+                })
+            }))
+            .collect();
+        // The plotting area's height: the figure's less the title and the axis labels.
+        let legend = Legend::new(entries, height.saturating_sub(90));
+        let size = (width + legend.as_ref().map_or(0, Legend::margin), height);
+        Ok(Figure {
+            series,
+            x,
+            y,
+            legend,
+            size,
+        })
+    }
 }
 
 /// A fixed axis range grown to hold every plotted point (a mean, a bar, a box value), with a
@@ -230,41 +365,23 @@ fn draw_any<DB: DrawingBackend>(
     area: DrawingArea<DB, Shift>,
     spec: &PlotSpec,
     title: &str,
-    series: &[Series],
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
-) -> Result<()>
+    figure: &Figure,
+) -> Result<Drawn>
 where
     DB::ErrorType: 'static,
 {
+    let ((x0, x1), (y0, y1)) = (figure.x, figure.y);
     match (spec.log_x, spec.log_y) {
-        (false, false) => draw(area, spec, title, series, x0..x1, y0..y1, (y0, y1)),
-        (true, false) => draw(
-            area,
-            spec,
-            title,
-            series,
-            (x0..x1).log_scale(),
-            y0..y1,
-            (y0, y1),
-        ),
-        (false, true) => draw(
-            area,
-            spec,
-            title,
-            series,
-            x0..x1,
-            (y0..y1).log_scale(),
-            (y0, y1),
-        ),
+        (false, false) => draw(area, spec, title, figure, x0..x1, y0..y1),
+        (true, false) => draw(area, spec, title, figure, (x0..x1).log_scale(), y0..y1),
+        (false, true) => draw(area, spec, title, figure, x0..x1, (y0..y1).log_scale()),
         (true, true) => draw(
             area,
             spec,
             title,
-            series,
+            figure,
             (x0..x1).log_scale(),
             (y0..y1).log_scale(),
-            (y0, y1),
         ),
     }
 }
@@ -294,15 +411,18 @@ fn plot_err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting failed: {e:?}")
 }
 
+/// Space between the plotting area and the legend; it also holds half of the last x tick label,
+/// which is centred on the plot's right edge.
+const RIGHT_MARGIN: u32 = 30;
+
 fn draw<DB, X, Y>(
     area: DrawingArea<DB, Shift>,
     spec: &PlotSpec,
     title: &str,
-    series: &[Series],
+    figure: &Figure,
     x_range: X,
     y_range: Y,
-    (y0, y1): (f64, f64),
-) -> Result<()>
+) -> Result<Drawn>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -311,8 +431,9 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
+    let series = &figure.series;
+    let (y0, y1) = figure.y;
     area.fill(&WHITE).map_err(plot_err)?;
-    let caption = spec.title.clone().unwrap_or_else(|| title.to_string());
     let box_labels: Vec<String> = series
         .iter()
         .filter(|s| s.look == Look::Box)
@@ -330,11 +451,11 @@ where
         }
     };
     let mut chart = ChartBuilder::on(&area)
-        .caption(caption, ("sans-serif", 16))
+        .caption(title, ("sans-serif", 16))
         .margin(12)
-        // Room for half of the last x tick label, which is centred on the plot's right edge.
-        .margin_right(30)
-        .x_label_area_size(40)
+        .margin_right(RIGHT_MARGIN + figure.legend.as_ref().map_or(0, Legend::margin))
+        // Boxes: a second line under the tick labels for each box's count.
+        .x_label_area_size(if box_labels.is_empty() { 40 } else { 58 })
         .y_label_area_size(56)
         .build_cartesian_2d(x_range, y_range)
         .map_err(plot_err)?;
@@ -352,6 +473,12 @@ where
         .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(plot_err)?;
+    let (pixels_x, pixels_y) = chart.plotting_area().get_pixel_range();
+    let mut drawn = Drawn {
+        plot: [pixels_x.start, pixels_y.start, pixels_x.end, pixels_y.end],
+        legend: None,
+        points: Vec::new(),
+    };
     let (x_lo, x_hi) = series
         .iter()
         .filter(|s| s.look != Look::HLine)
@@ -369,9 +496,7 @@ where
                 4,
                 gray.stroke_width(1),
             ))
-            .map_err(plot_err)?
-            .label(mark.label.as_str())
-            .legend(move |(x, y)| PathElement::new([(x - 8, y), (x + 8, y)], gray.stroke_width(1)));
+            .map_err(plot_err)?;
     }
     if spec.kind == PlotKind::Pairs {
         // The diagonal y = x over the visible range.
@@ -389,23 +514,19 @@ where
     }
     for s in series {
         let color = s.color;
-        let line_legend = move |(x, y): (i32, i32)| {
-            PathElement::new([(x - 8, y), (x + 8, y)], color.stroke_width(2))
-        };
         match s.look {
             Look::HLine => {
                 if s.points.is_empty() {
                     continue;
                 }
                 let level = s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64;
+                let path = [(x_lo, level), (x_hi, level)];
+                drawn
+                    .points
+                    .extend(path.iter().map(|p| chart.backend_coord(p)));
                 chart
-                    .draw_series(LineSeries::new(
-                        [(x_lo, level), (x_hi, level)],
-                        color.stroke_width(2),
-                    ))
-                    .map_err(plot_err)?
-                    .label(s.label.as_str())
-                    .legend(line_legend);
+                    .draw_series(LineSeries::new(path, color.stroke_width(2)))
+                    .map_err(plot_err)?;
             }
             Look::Line | Look::Step => {
                 let visible: Vec<(f64, f64)> = s
@@ -414,6 +535,9 @@ where
                     .filter(|p| p.0.is_finite() && p.1.is_finite())
                     .map(|p| (p.0, p.1.clamp(y0, y1)))
                     .collect();
+                drawn
+                    .points
+                    .extend(visible.iter().map(|p| chart.backend_coord(p)));
                 let path: Vec<(f64, f64)> = if s.look == Look::Step {
                     visible
                         .windows(2)
@@ -425,9 +549,7 @@ where
                 };
                 chart
                     .draw_series(LineSeries::new(path, color.stroke_width(2)))
-                    .map_err(plot_err)?
-                    .label(s.label.as_str())
-                    .legend(line_legend);
+                    .map_err(plot_err)?;
             }
             Look::Box => {
                 let mut values: Vec<f64> = s
@@ -478,6 +600,17 @@ where
                             }),
                     )
                     .map_err(plot_err)?;
+                // The box's count on a second line under its tick label.
+                let (px, _) = chart.backend_coord(&(x, y0));
+                area.draw(&Text::new(
+                    format!("n = {}", values.len()),
+                    (px, pixels_y.end + 24),
+                    ("sans-serif", 11)
+                        .into_font()
+                        .color(&BLACK.mix(0.75))
+                        .pos(Pos::new(HPos::Center, VPos::Top)),
+                ))
+                .map_err(plot_err)?;
             }
             Look::Polygon => {
                 let vertices: Vec<(f64, f64)> = s
@@ -506,9 +639,7 @@ where
                             Rectangle::new([(l, y0.max(0.0)), (r, h.min(y1))], fill)
                         }),
                     )
-                    .map_err(plot_err)?
-                    .label(s.label.as_str())
-                    .legend(move |(x, y)| Rectangle::new([(x - 8, y - 5), (x + 8, y + 5)], fill));
+                    .map_err(plot_err)?;
             }
             Look::Dots | Look::Markers(_) => {
                 let visible: Vec<(f64, f64, f64)> = s
@@ -517,58 +648,56 @@ where
                     .copied()
                     .filter(|p| p.0.is_finite() && p.1 >= y0 && p.1 <= y1)
                     .collect();
-                let marker = match s.look {
-                    Look::Markers(m) => m,
-                    _ => Marker::Dot,
-                };
-                if s.look != Look::Dots {
+                drawn.points.extend(
+                    visible
+                        .iter()
+                        .map(|&(x, m, _)| chart.backend_coord(&(x, m))),
+                );
+                let Look::Markers(marker) = s.look else {
+                    let outline = marker_outline(Marker::Dot);
                     chart
-                        .draw_series(visible.iter().filter(|p| p.2 > 0.0).map(|&(x, m, sd)| {
-                            ErrorBar::new_vertical(
-                                x,
-                                (m - sd).max(y0),
-                                m,
-                                (m + sd).min(y1),
-                                color.stroke_width(1),
-                                5,
-                            )
+                        .draw_series(visible.iter().map(|&(x, m, _)| {
+                            EmptyElement::at((x, m)) + Polygon::new(outline.clone(), color.filled())
                         }))
                         .map_err(plot_err)?;
-                }
-                let outline = marker_outline(marker);
-                let legend_outline = outline.clone();
+                    continue;
+                };
+                // Points in x order (the x axis is numeric), joined so that a series hidden
+                // under another's markers still shows where the two part.
                 chart
-                    .draw_series(visible.iter().map(|&(x, m, _)| {
-                        EmptyElement::at((x, m)) + Polygon::new(outline.clone(), color.filled())
-                    }))
-                    .map_err(plot_err)?
-                    .label(s.label.as_str())
-                    .legend(move |(x, y)| {
-                        Polygon::new(
-                            legend_outline
-                                .iter()
-                                .map(|(dx, dy)| (x + dx, y + dy))
-                                .collect::<Vec<_>>(),
-                            color.filled(),
+                    .draw_series(LineSeries::new(
+                        visible.iter().map(|&(x, m, _)| (x, m)),
+                        color.mix(0.8).stroke_width(1),
+                    ))
+                    .map_err(plot_err)?;
+                chart
+                    .draw_series(visible.iter().filter(|p| p.2 > 0.0).map(|&(x, m, sd)| {
+                        ErrorBar::new_vertical(
+                            x,
+                            (m - sd).max(y0),
+                            m,
+                            (m + sd).min(y1),
+                            color.stroke_width(1),
+                            5,
                         )
-                    });
+                    }))
+                    .map_err(plot_err)?;
+                chart
+                    .draw_series(
+                        visible
+                            .iter()
+                            .map(|&(x, m, _)| marker_element((x, m), marker, color)),
+                    )
+                    .map_err(plot_err)?;
             }
         }
     }
-    if matches!(spec.kind, PlotKind::Boxes | PlotKind::Polygons) {
-        area.present().map_err(plot_err)?;
-        return Ok(());
+    if let Some(legend) = &figure.legend {
+        let corner = (pixels_x.end + RIGHT_MARGIN as i32, pixels_y.start);
+        drawn.legend = Some(legend.draw(&area, corner)?);
     }
-    chart
-        .configure_series_labels()
-        .label_font(("sans-serif", 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(plot_err)?;
     area.present().map_err(plot_err)?;
-    Ok(())
+    Ok(drawn)
 }
 
 /// Pixel offsets of a marker's outline (a circle is a 12-gon), so its shape does not depend on
@@ -630,7 +759,8 @@ mod tests {
             "x = 'm'\ny = 'error'\nseries = 'method'\nx_label = 'M'\ny_label = 'e'\ny_range = [0.0, 1.2]\n[[styles]]\nvalue = 'mondrian'\nlabel = 'Mondrian'\ncolor = [10, 20, 30]",
         );
         let parameters: Vec<String> = ["lifetime", "method", "m"].map(String::from).to_vec();
-        let series = build_series(&lines, &rows, &parameters);
+        let styles = Styles::new(std::slice::from_ref(&lines), &rows);
+        let series = build_series(&lines, &rows, &parameters, &styles);
         let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
             labels,
@@ -640,7 +770,7 @@ mod tests {
         assert!((series[1].points[0].1 - 3.005).abs() < 1e-12);
         assert_ne!(series[0].color, series[1].color);
         // Without the parameter list the two would pool (what the figure did before).
-        assert_eq!(build_series(&lines, &rows, &[]).len(), 1);
+        assert_eq!(build_series(&lines, &rows, &[], &styles).len(), 1);
         // The fixed y_range [0, 1.2] grows to hold 3.005 (and says so on stderr).
         let (lo, hi) = grown((0.0, 1.2), &[0.305, 3.005], false, "y_range", "t");
         assert_eq!(lo, 0.0);
@@ -671,7 +801,8 @@ mod tests {
         let boxes = spec("kind = 'boxes'\nx = 'method'\ny = 'acc'\nseries = 'method'\nx_label = 'm'\ny_label = 'acc'\n[[styles]]\nvalue = 'b'\nlabel = 'B'\ncolor = [1, 2, 3]");
         let columns: Vec<String> = ["method", "rep", "acc"].map(String::from).to_vec();
         boxes.validate(&columns).unwrap();
-        let series = build_series(&boxes, &rows, &[]);
+        let styles = Styles::new(std::slice::from_ref(&boxes), &rows);
+        let series = build_series(&boxes, &rows, &[], &styles);
         // Styled series first, at position 1; the others follow.
         assert_eq!(series[0].label, "B");
         assert!(series[0].points.iter().all(|p| p.0 == 1.0));
@@ -692,14 +823,148 @@ mod tests {
         let polygons = spec(
             "kind = 'polygons'\nx = 'x'\ny = 'y'\nseries = 'polygon'\nx_label = 'x'\ny_label = 'y'",
         );
-        let series = build_series(&polygons, &square, &[]);
+        let styles = Styles::new(std::slice::from_ref(&polygons), &square);
+        let series = build_series(&polygons, &square, &[], &styles);
         assert_eq!(series.len(), 1);
         assert_eq!(series[0].points.len(), 4);
         let dir = tempfile::tempdir().unwrap();
         for (s, r, name) in [(&boxes, &rows, "boxes"), (&polygons, &square, "polygons")] {
-            let written = render(s, "t", r, &[], &dir.path().join(name)).unwrap();
+            let plots = std::slice::from_ref(s);
+            let written = render_all(plots, "t", "full", r, &[], &dir.path().join(name)).unwrap();
             assert_eq!(written.len(), 2);
             assert!(written.iter().all(|p| p.metadata().unwrap().len() > 100));
         }
+        // Each box says how many values it summarises.
+        let svg = std::fs::read_to_string(dir.path().join("boxes.svg")).unwrap();
+        assert_eq!(svg.matches("n = 3").count(), 2, "{svg}");
+    }
+
+    /// Renders `spec` over `rows` into memory, as `render` does into a file; returns where it
+    /// drew things, the image (RGB) and its size.
+    fn render_in_memory(spec: &PlotSpec, rows: &[Row]) -> (Drawn, Vec<u8>, (u32, u32)) {
+        let styles = Styles::new(std::slice::from_ref(spec), rows);
+        let figure = Figure::new(spec, rows, &[], &styles, "test").unwrap();
+        let (w, h) = figure.size;
+        let mut pixels = vec![0u8; (w * h * 3) as usize];
+        let drawn = {
+            let area = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+            draw_any(area, spec, "legend test", &figure).unwrap()
+        };
+        (drawn, pixels, (w, h))
+    }
+
+    #[test]
+    fn histograms_and_pairs_have_their_legend_beside_the_plot_too() {
+        let mut rows = Vec::new();
+        for leaf in 0..20usize {
+            for (model, w) in [("forest", leaf as f64), ("kernel", 20.0 - leaf as f64)] {
+                rows.push(row([
+                    ("model", model.into()),
+                    ("leaf", leaf.into()),
+                    ("weight", Value::Float(w)),
+                ]));
+            }
+        }
+        let histogram = spec(
+            "kind = 'histogram'\nx = 'weight'\nseries = 'model'\nbins = [0.0, 20.0, 5.0]\nx_label = 'w'\ny_label = 'f'",
+        );
+        let pairs = spec(
+            "kind = 'pairs'\nx = 'weight'\ny = 'weight'\nseries = 'model'\npair_by = 'leaf'\npair = ['forest', 'kernel']\nx_label = 'f'\ny_label = 'k'",
+        );
+        for (s, points) in [(&histogram, 0), (&pairs, 20)] {
+            let (drawn, _, _) = render_in_memory(s, &rows);
+            assert!(drawn.legend.is_some_and(|[l, ..]| l > drawn.plot[2]));
+            assert_eq!(drawn.points.len(), points);
+            drawn.legend_clear().unwrap();
+        }
+    }
+
+    #[test]
+    fn the_legend_covers_no_point_even_with_data_in_every_corner() {
+        for (count, log_y) in [(3usize, false), (8, true), (40, false)] {
+            // Series 0 runs along the bottom, series 1 along the top: points in all four
+            // corners; the others fill the middle.
+            let mut rows = Vec::new();
+            for k in 0..count {
+                for (x, y) in match k {
+                    0 => vec![(0.0, 1.0), (1.0, 1.2)],
+                    1 => vec![(0.0, 100.0), (1.0, 95.0)],
+                    _ => vec![(0.3, 10.0 + k as f64), (0.7, 20.0 + k as f64)],
+                } {
+                    rows.push(row([
+                        ("method", format!("method number {k:02}").into()),
+                        ("x", Value::Float(x)),
+                        ("y", Value::Float(y)),
+                    ]));
+                }
+            }
+            let mut lines = spec(&format!(
+                "x = 'x'\ny = 'y'\nseries = 'method'\nx_label = 'x'\ny_label = 'y'\nlog_y = {log_y}\n\
+                 x_marks = [{{ value = 1.0, label = 'a mark at the right edge' }}]"
+            ));
+            lines.size_inches = [4.0, 3.0];
+            let (drawn, pixels, (w, h)) = render_in_memory(&lines, &rows);
+            let [l, t, r, b] = drawn.legend.expect("a legend");
+            let inside = |(x, y): (i32, i32), [x0, y0, x1, y1]: [i32; 4]| {
+                x >= x0 && x <= x1 && y >= y0 && y <= y1
+            };
+            assert_eq!(drawn.points.len(), 2 * count);
+            for &p in &drawn.points {
+                assert!(
+                    inside(p, drawn.plot),
+                    "{p:?} outside the plot {:?}",
+                    drawn.plot
+                );
+                assert!(
+                    !inside(p, [l, t, r, b]),
+                    "{count} series: point {p:?} under the legend {:?}",
+                    [l, t, r, b]
+                );
+            }
+            drawn.legend_clear().unwrap();
+            // The whole box is in the figure and right of the plotting area.
+            assert!(l > drawn.plot[2] && r < w as i32 && t >= 0 && b < h as i32);
+            // Every corner holds a point.
+            let [x0, y0, x1, y1] = drawn.plot;
+            for corner in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
+                let near = drawn.points.iter().any(|&(x, y)| {
+                    (x - corner.0).abs() < (x1 - x0) / 8 && (y - corner.1).abs() < (y1 - y0) / 8
+                });
+                assert!(near, "no point near corner {corner:?}");
+            }
+            // Series 0's two points are joined: the middle of the segment is drawn on.
+            let (a, c) = (drawn.points[0], drawn.points[1]);
+            let mid = (((a.0 + c.0) / 2) as u32, ((a.1 + c.1) / 2) as u32);
+            let at = ((mid.1 * w + mid.0) * 3) as usize;
+            assert_ne!(&pixels[at..at + 3], &[255, 255, 255], "no line at {mid:?}");
+        }
+    }
+
+    #[test]
+    fn a_legend_over_a_point_is_refused() {
+        let drawn = Drawn {
+            plot: [50, 10, 400, 300],
+            legend: Some([420, 10, 500, 60]),
+            points: vec![(60, 20), (390, 290)],
+        };
+        drawn.legend_clear().unwrap();
+        let over_point = Drawn {
+            legend: Some([300, 250, 500, 300]),
+            ..drawn
+        };
+        assert!(over_point.legend_clear().is_err());
+    }
+
+    #[test]
+    fn titles_of_runs_other_than_full_name_the_run() {
+        let mut s = spec("x = 'x'\ny = 'y'\nseries = 's'\nx_label = 'x'\ny_label = 'y'");
+        assert_eq!(caption(&s, "Fig. 3", "full"), "Fig. 3");
+        assert_eq!(caption(&s, "Fig. 3", "quick"), "Fig. 3 (quick run)");
+        s.title = Some("Own title".into());
+        assert_eq!(
+            caption(&s, "Fig. 3", "quick-set-0a1b2c3d"),
+            "Own title (quick-set-0a1b2c3d run)"
+        );
+        assert_eq!(caption(&s, "Fig. 3", "full"), "Own title");
     }
 }

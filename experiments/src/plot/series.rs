@@ -6,22 +6,13 @@ use std::collections::BTreeMap;
 use plotters::style::RGBColor;
 
 use super::spec::{Marker, PlotKind, PlotSpec};
+use super::styles::Styles;
 use crate::table::Row;
-
-/// Colours of the series without a style, in order.
-const PALETTE: [[u8; 3]; 6] = [
-    [31, 119, 180],
-    [214, 39, 40],
-    [44, 160, 44],
-    [255, 127, 14],
-    [148, 103, 189],
-    [140, 86, 75],
-];
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Look {
-    /// Markers with ± sd error bars.
+    /// Markers with ± sd error bars, joined by a thin line in x order.
     Markers(Marker),
     Line,
     Step,
@@ -46,8 +37,14 @@ pub(super) struct Series {
 
 /// The series of a figure from the rows that pass its filter.
 /// A parameter that takes several values within a series (a swept `--set`) splits it: one
-/// series per value, named `Mondrian (lifetime = 3)`, never averaged together.
-pub(super) fn build_series(spec: &PlotSpec, rows: &[Row], parameters: &[String]) -> Vec<Series> {
+/// series per value, named `Mondrian (lifetime = 3)`, never averaged together. `styles`: the
+/// looks of the config's series values ([`Styles::new`] of all its plots).
+pub(super) fn build_series(
+    spec: &PlotSpec,
+    rows: &[Row],
+    parameters: &[String],
+    styles: &Styles,
+) -> Vec<Series> {
     let rows: Vec<&Row> = crate::stats::selected(rows, &spec.filter).collect();
     let mut consumed: Vec<&str> = vec![spec.series.as_str()];
     consumed.extend(spec.filter.keys().map(String::as_str));
@@ -58,18 +55,18 @@ pub(super) fn build_series(spec: &PlotSpec, rows: &[Row], parameters: &[String])
     }
     let axes = crate::stats::pooled_parameters(&rows, parameters, &consumed);
     if !axes.is_empty() {
-        return split_series(spec, &rows, &axes);
+        return split_series(spec, &rows, &axes, styles);
     }
-    series_of(spec, &rows, "")
+    series_of(spec, &rows, "", styles)
 }
 
 /// One set of series per stratum of the swept parameters, the stratum named in each label.
-fn split_series(spec: &PlotSpec, rows: &[&Row], axes: &[String]) -> Vec<Series> {
+fn split_series(spec: &PlotSpec, rows: &[&Row], axes: &[String], styles: &Styles) -> Vec<Series> {
     let strata = crate::stats::strata(rows, axes);
     let count = strata.len();
     let mut all = Vec::new();
     for (k, (label, members)) in strata.into_iter().enumerate() {
-        for mut s in series_of(spec, &members, &label) {
+        for mut s in series_of(spec, &members, &label, styles) {
             // Strata of one series: its colour, lightened towards white stratum by stratum.
             let t = if count > 1 {
                 k as f64 / (count - 1) as f64
@@ -88,7 +85,7 @@ fn split_series(spec: &PlotSpec, rows: &[&Row], axes: &[String]) -> Vec<Series> 
 }
 
 /// The series of the rows of one stratum (`stratum`: its label, empty for all rows).
-fn series_of(spec: &PlotSpec, rows: &[&Row], stratum: &str) -> Vec<Series> {
+fn series_of(spec: &PlotSpec, rows: &[&Row], stratum: &str, styles: &Styles) -> Vec<Series> {
     let rows = rows.to_vec();
     let groups = match spec.kind {
         PlotKind::Lines => line_groups(spec, &rows),
@@ -96,25 +93,13 @@ fn series_of(spec: &PlotSpec, rows: &[&Row], stratum: &str) -> Vec<Series> {
         PlotKind::Pairs => pair_groups(spec, &rows),
         PlotKind::Boxes | PlotKind::Polygons => vertex_groups(spec, &rows),
     };
-    let mut order: Vec<String> = spec
-        .styles
-        .iter()
-        .map(|s| s.value.clone())
-        .filter(|v| groups.contains_key(v))
-        .collect();
-    order.extend(
-        groups
-            .keys()
-            .filter(|k| !order.contains(k))
-            .cloned()
-            .collect::<Vec<_>>(),
-    );
-    order
+    styles
+        .order(spec, groups.keys())
         .into_iter()
         .enumerate()
         .map(|(i, value)| {
+            let identity = styles.identity(spec, &value);
             let style = spec.styles.iter().find(|s| s.value == value);
-            let [r, g, b] = style.map_or(PALETTE[i % PALETTE.len()], |s| s.color);
             let look = match (spec.kind, style) {
                 (PlotKind::Histogram, _) => Look::Bars,
                 (PlotKind::Pairs, _) => Look::Dots,
@@ -123,19 +108,19 @@ fn series_of(spec: &PlotSpec, rows: &[&Row], stratum: &str) -> Vec<Series> {
                 (_, Some(s)) if s.hline => Look::HLine,
                 (_, Some(s)) if s.step => Look::Step,
                 (_, Some(s)) if s.line => Look::Line,
-                (_, s) => Look::Markers(s.map_or(Marker::Circle, |s| s.marker)),
+                _ => Look::Markers(identity.marker),
             };
             let mut points = groups[&value].clone();
             if look == Look::Box {
                 // Boxes stand at 1, 2, ... in series order.
                 points.iter_mut().for_each(|p| p.0 = (i + 1) as f64);
             }
-            let label = style.map_or(value.clone(), |s| s.label.clone());
+            let [r, g, b] = identity.color;
             Series {
                 label: if stratum.is_empty() {
-                    label
+                    identity.label
                 } else {
-                    format!("{label} ({stratum})")
+                    format!("{} ({stratum})", identity.label)
                 },
                 color: RGBColor(r, g, b),
                 look,

@@ -17,7 +17,7 @@ pub enum Marker {
 }
 
 impl Marker {
-    /// Every shape, in the order strata of a split series take them.
+    /// Every shape, in the order strata of a split series and unstyled values take them.
     pub const ALL: [Marker; 5] = [
         Marker::Circle,
         Marker::TriangleUp,
@@ -37,13 +37,16 @@ pub struct SeriesStyle {
     pub label: String,
     /// RGB colour.
     pub color: [u8; 3],
-    #[serde(default = "default_marker")]
-    pub marker: Marker,
+    /// Without one, the value gets a shape that no other value of the config's plots uses
+    /// where one is free (see `styles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<Marker>,
     /// Draw the series as one horizontal line at the mean of its rows (e.g. an exact-kernel
     /// error level that does not depend on x).
     #[serde(default)]
     pub hline: bool,
-    /// Draw the series as a line through its means (no markers, no error bars).
+    /// Draw the series as a line through its means (no markers, no error bars); without `line`,
+    /// `step` or `hline` a series is drawn as markers with error bars joined by a thin line.
     #[serde(default)]
     pub line: bool,
     /// Draw the series as a post-step line (the value holds until the next x), as matplotlib's
@@ -70,10 +73,6 @@ pub enum PlotKind {
 pub struct XMark {
     pub value: f64,
     pub label: String,
-}
-
-fn default_marker() -> Marker {
-    Marker::Circle
 }
 
 /// One `[plot]` (or `[[plot]]`) section of a config: one figure.
