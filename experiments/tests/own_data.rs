@@ -34,6 +34,11 @@ fn value(i: usize, j: usize) -> f64 {
 
 /// Two classes separated along the sum of the inputs, with a header.
 fn classes_csv(n: usize, d: usize) -> String {
+    named_classes_csv(n, d, ["no", "yes"])
+}
+
+/// As [`classes_csv`], with the given names of the two classes.
+fn named_classes_csv(n: usize, d: usize, names: [&str; 2]) -> String {
     let mut s = (1..=d)
         .map(|j| format!("x{j}"))
         .collect::<Vec<_>>()
@@ -41,11 +46,7 @@ fn classes_csv(n: usize, d: usize) -> String {
     s += ",label\n";
     for i in 0..n {
         let x: Vec<f64> = (0..d).map(|j| value(i, j)).collect();
-        let label = if x.iter().sum::<f64>() > d as f64 * 0.5 {
-            "yes"
-        } else {
-            "no"
-        };
+        let label = names[usize::from(x.iter().sum::<f64>() > d as f64 * 0.5)];
         let row: Vec<String> = x.iter().map(|v| format!("{v:.6}")).collect();
         s += &format!("{},{label}\n", row.join(","));
     }
@@ -115,11 +116,11 @@ fn runs_on_own_files(paper: &str, files: &[(&str, String)], edited: &str) {
         );
     }
     let text = common::text(&first);
-    assert!(text.contains(" 0 cached,"), "{paper}: {text}");
+    assert!(text.contains("(0 cached,"), "{paper}: {text}");
 
     // The same files again: every cell from the cache.
     let again = common::text(&run(project.path(), &config));
-    assert!(again.contains(" 0 computed,"), "{paper}: {again}");
+    assert!(again.contains(", 0 computed,"), "{paper}: {again}");
 
     // One value edited: new digests, new keys, every cell computed again.
     let path = study.path().join(edited);
@@ -131,7 +132,7 @@ fn runs_on_own_files(paper: &str, files: &[(&str, String)], edited: &str) {
     let edited_run = run(project.path(), &config);
     let out = common::text(&edited_run);
     assert!(edited_run.status.success(), "{paper}: {out}");
-    assert!(out.contains(" 0 cached,"), "{paper}: {out}");
+    assert!(out.contains("(0 cached,"), "{paper}: {out}");
 }
 
 #[test]
@@ -156,7 +157,7 @@ fn a_csv_of_ones_own_runs_through_the_a_la_carte_template() {
 fn a_csv_of_ones_own_runs_through_the_isolation_kernel_template() {
     runs_on_own_files(
         "isolation_kernel",
-        &[("my_classes.csv", classes_csv(120, 4))],
+        &[("my_classes.csv", named_classes_csv(120, 4, ["-1", "+1"]))],
         "my_classes.csv",
     );
 }
