@@ -166,6 +166,9 @@ fn run_one(
         m.cells.skipped,
         m.wall_seconds.unwrap_or(0.0)
     );
+    for f in &m.unavailable {
+        eprintln!("  skipped cell {}: {}", f.identity, f.error);
+    }
     for f in &m.failures {
         eprintln!("  failed cell {}: {}", f.identity, f.error);
     }
@@ -180,7 +183,7 @@ fn run_one(
         for path in crate::plot::render_all(
             &resolved.config.plot,
             &resolved.config.experiment.figure,
-            &m.run,
+            named_in_titles(&m.run),
             &rows,
             &crate::cell::parameter_columns(&resolved.grid),
             &outcome.paths.figure_stem,
@@ -323,7 +326,7 @@ pub fn plot(common: &Common, configs: &[PathBuf]) -> Result<bool> {
                     for path in crate::plot::render_all(
                         &r.config.plot,
                         &r.config.experiment.figure,
-                        &run,
+                        named_in_titles(&run),
                         &rows,
                         &crate::cell::parameter_columns(&r.grid),
                         &paths.figure_stem,
@@ -853,6 +856,12 @@ pub fn slurm(common: &Common, job: &SlurmJob, submit: bool) -> Result<bool> {
         job.shards
     );
     Ok(true)
+}
+
+/// The run a figure's title names: every run but the full profile's (the reference figures), so
+/// a quick figure is never taken for one.
+fn named_in_titles(run: &str) -> Option<&str> {
+    (run != FULL_PROFILE).then_some(run)
 }
 
 #[cfg(test)]

@@ -116,6 +116,10 @@ pub struct Config {
     /// table of means and standard deviations) or `sign_tests` (a pairwise p-value matrix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub summary: Vec<crate::summary::Summary>,
+    /// The project's methods beside the authors' code on the same splits: paired differences,
+    /// sign tests, CPU-second ratios, and whether the authors' code reproduces the paper.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub side_by_side: Vec<crate::summary::SideBySide>,
 }
 
 /// `[[case]] when = { method = "ik_a" }, params = { cv_psi_max = 256 }`: the grid points whose
@@ -572,6 +576,11 @@ fn validate(config: &Config) -> Result<Grid, String> {
         hypothesis
             .validate(&columns)
             .map_err(|m| format!("hypothesis #{} ({}): {m}", i + 1, hypothesis.name()))?;
+    }
+    for (i, entry) in config.side_by_side.iter().enumerate() {
+        entry
+            .validate(&columns)
+            .map_err(|m| format!("side_by_side #{} ({}): {m}", i + 1, entry.label))?;
     }
     for (i, summary) in config.summary.iter().enumerate() {
         summary

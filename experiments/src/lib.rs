@@ -12,7 +12,8 @@
 //!
 //! ```text
 //! 0  keys files seeds toml_table     | leaves: digests, atomic writes, seed material, typed tables
-//! 1  table fingerprint               | result rows and Parquet; code fingerprints of cache keys
+//! 1  table fingerprint upstream      | result rows and Parquet; code fingerprints of cache keys;
+//!                                    | the authors' code (fetch, verify, patch, build, run)
 //! 2  provenance stats data context   | run provenance; row statistics; [data]; a cell's context
 //! 3  store check summary plot kinds  | cell cache and manifests; [[check]]; [[reference]] and
 //!                                    | [[summary]]; [[plot]]; the experiment kinds (data -> rows)
@@ -48,3 +49,4 @@ pub mod store;
 pub mod summary;
 pub mod table;
 pub mod toml_table;
+pub mod upstream;

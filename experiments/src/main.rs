@@ -34,6 +34,13 @@ struct Execution {
     /// Stop starting new cells after the first failure.
     #[arg(long)]
     fail_fast: bool,
+    /// A cell that cannot run the authors' code (missing toolchain, no archive, failed build,
+    /// crash, timeout) fails the run; by default it is skipped with the reason.
+    #[arg(long)]
+    require_upstream: bool,
+    /// Seconds one command of the authors' code may run in a cell before it is killed.
+    #[arg(long, value_name = "SECONDS", default_value_t = experiments::upstream::DEFAULT_TIMEOUT_SECONDS)]
+    upstream_timeout: f64,
 }
 
 impl Execution {
@@ -42,6 +49,8 @@ impl Execution {
             jobs: self.jobs,
             force: self.force,
             fail_fast: self.fail_fast,
+            require_upstream: self.require_upstream,
+            upstream_timeout_seconds: Some(self.upstream_timeout),
             ..Default::default()
         }
     }

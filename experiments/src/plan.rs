@@ -23,6 +23,14 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<
         } else {
             point_repeats
         };
+        // The authors' code a cell runs counts with its pin and kit (patches, driver).
+        let upstream = match params.upstream {
+            Some(name) => {
+                let u = crate::upstream::find(name)?;
+                format!("|upstream={name}:{}", u.kit_digest())
+            }
+            None => String::new(),
+        };
         for rep in 0..repeats {
             let identity = serde_json::to_string(&json!({
                 "kind": kind.name(),
@@ -33,7 +41,7 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<
             .expect("json");
             let key = crate::keys::sha256_hex(
                 format!(
-                    "{identity}|seed={}|code={}|sources={}",
+                    "{identity}|seed={}|code={}|sources={}{upstream}",
                     config.seed,
                     kind.code_version(),
                     fingerprint

@@ -270,6 +270,20 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                 manifest.wall_seconds.unwrap_or(0.0),
                 manifest.threads
             );
+            if !manifest.unavailable.is_empty() {
+                let mut reasons: Vec<&str> = manifest
+                    .unavailable
+                    .iter()
+                    .map(|f| f.error.as_str())
+                    .collect();
+                reasons.dedup();
+                let _ = writeln!(
+                    out,
+                    "The authors' code did not run in {} cells (left out of the table): {}.\n",
+                    manifest.unavailable.len(),
+                    reasons.join("; ")
+                );
+            }
             for spec in &r.config.plot {
                 let png = spec.stem(&paths.figure_stem).with_extension("png");
                 if png.exists() {
@@ -288,6 +302,10 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
             for summary in &r.config.summary {
                 out.push_str(&summary.markdown(&rows, &parameters));
             }
+            out.push_str(&crate::summary::side_by_side_markdown(
+                &r.config.side_by_side,
+                &rows,
+            ));
             let hypotheses = crate::check::evaluate_all(
                 &r.config.hypothesis,
                 &rows,

@@ -34,6 +34,12 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Write the table from cached cells only (after the shards): fail if any cell is missing.
     pub merge: bool,
+    /// A cell that cannot run the authors' code fails the run (default: it is skipped with the
+    /// reason, and the table holds every other cell).
+    pub require_upstream: bool,
+    /// Seconds one upstream command of a cell may run (default
+    /// [`crate::upstream::DEFAULT_TIMEOUT_SECONDS`]).
+    pub upstream_timeout_seconds: Option<f64>,
 }
 
 /// One of `count` shards of a run's cells (`--shard index/count`, 1-based). Cells are assigned
@@ -302,6 +308,14 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         )
     })?;
     let threads = options.threads()?;
+    let mut upstream = crate::upstream::Settings::from_env(root);
+    if let Some(t) = options.upstream_timeout_seconds {
+        if !(t > 0.0 && t.is_finite()) {
+            bail!("--upstream-timeout {t}: need a positive number of seconds");
+        }
+        upstream.timeout_seconds = t;
+    }
+    crate::upstream::configure(upstream);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -340,6 +354,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
             ..Default::default()
         },
         failures: Vec::new(),
+        unavailable: Vec::new(),
         table: None,
         shards: Vec::new(),
     };
@@ -413,6 +428,7 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     }
     let stop = AtomicBool::new(false);
     let failures = Mutex::new(Vec::new());
+    let unavailable = Mutex::new(Vec::<(usize, Failure)>::new());
     let fail = |cell: &Cell, error: String, seconds: f64, reported: &AtomicU64| {
         progress.say(&format!(
             "[{label}] FAILED {}: {error}",
@@ -474,7 +490,23 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                 (i, Some(entry))
             }
             Err(e) => {
-                fail(cell, format!("{e:#}"), seconds, &reported);
+                match e.downcast_ref::<crate::upstream::Unavailable>() {
+                    Some(why) if !options.require_upstream => {
+                        progress.say(&format!(
+                            "[{label}] SKIPPED {what}: {why} (--require-upstream makes this a \
+                             failure)"
+                        ));
+                        unavailable.lock().expect("lock").push((
+                            i,
+                            Failure {
+                                identity: cell.identity.clone(),
+                                error: why.to_string(),
+                            },
+                        ));
+                        progress.finished("skipped", seconds, &reported);
+                    }
+                    _ => fail(cell, format!("{e:#}"), seconds, &reported),
+                }
                 (i, None)
             }
         }
@@ -520,10 +552,16 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     }
     let mut failures = failures.into_inner().expect("lock");
     failures.sort_by(|a, b| a.identity.cmp(&b.identity));
+    let mut unavailable = unavailable.into_inner().expect("lock");
+    unavailable.sort_by(|a, b| a.1.identity.cmp(&b.1.identity));
+    let left_out: std::collections::BTreeSet<usize> = unavailable.iter().map(|(i, _)| *i).collect();
     manifest.cells.cached = n_cached;
     manifest.cells.computed = n_computed;
     manifest.cells.failed = failures.len();
-    manifest.cells.skipped = todo.len() - manifest.cells.computed - failures.len();
+    manifest.cells.upstream_unavailable = unavailable.len();
+    manifest.cells.skipped =
+        todo.len() - manifest.cells.computed - failures.len() - unavailable.len();
+    manifest.unavailable = unavailable.into_iter().map(|(_, f)| f).collect();
     manifest.cells.did_not_finish = results
         .iter()
         .flatten()
@@ -538,15 +576,15 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
         } else {
             RunStatus::Failed
         };
-    } else if results.iter().all(|r| r.is_some()) {
+    } else if failures_free(&results, &left_out) {
         if options.merge {
             manifest.shards = store::shard_manifests(&paths.runs_dir, &resolved.run_name());
         }
         let rows: Vec<Row> = cells
             .iter()
             .zip(&results)
+            .filter_map(|(cell, entry)| Some((cell, entry.as_ref()?)))
             .flat_map(|(cell, entry)| {
-                let entry = entry.as_ref().expect("checked above");
                 let run = [
                     config.experiment.name.as_str(),
                     &resolved.run_name(),
@@ -580,6 +618,18 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
     manifest.wall_seconds = Some(started.elapsed().as_secs_f64());
     manifest.write(&paths.manifest)?;
     Ok(RunOutcome { manifest, paths })
+}
+
+/// Whether every cell has its rows, but those left out because they could not run the authors'
+/// code.
+fn failures_free(
+    results: &[Option<CachedCell>],
+    left_out: &std::collections::BTreeSet<usize>,
+) -> bool {
+    results
+        .iter()
+        .enumerate()
+        .all(|(i, r)| r.is_some() || left_out.contains(&i))
 }
 
 /// The rows of a cell with identity, parameter and timing columns added.

@@ -143,7 +143,7 @@ pub fn binomial_upper_tail(w: usize, n: usize) -> f64 {
 
 /// The mean of `metric` per pairing key (the values of the `pair_by` columns) over the rows
 /// matching `select`.
-fn by_pair(
+pub fn by_pair(
     rows: &[Row],
     metric: &str,
     select: &toml::Table,
@@ -203,6 +203,16 @@ pub fn sign_test(
         pairs,
         p_value: binomial_upper_tail(wins, pairs),
     })
+}
+
+/// `P(|Bin(n, 1/2) - n/2| >= |w - n/2|)`: the two-sided sign test of `w` wins in `n` untied
+/// pairs.
+pub fn sign_test_two_sided(w: usize, n: usize) -> f64 {
+    if n == 0 {
+        return 1.0;
+    }
+    let extreme = w.max(n - w);
+    (2.0 * binomial_upper_tail(extreme, n)).min(1.0)
 }
 
 /// The least `x` over the selected rows whose `metric` is at most `below` (infinity if none).

@@ -186,6 +186,11 @@ pub struct CellCounts {
     /// Cells that stopped for their budget (their rows are kept, marked `did_not_finish`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub did_not_finish: usize,
+    /// Cells that could not run the authors' code (a missing toolchain, no archive, a failed
+    /// build, a crash or a timeout): left out of the table, listed in `unavailable`, never
+    /// cached, so a later run computes them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub upstream_unavailable: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -236,6 +241,9 @@ pub struct Manifest {
     pub wall_seconds: Option<f64>,
     pub cells: CellCounts,
     pub failures: Vec<Failure>,
+    /// The cells that could not run the authors' code, each with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<Failure>,
     pub table: Option<TableInfo>,
     /// A merged run: the shard runs whose cells it gathered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

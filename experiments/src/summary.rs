@@ -45,6 +45,141 @@ impl Reference {
     }
 }
 
+/// `[[side_by_side]]`: the project's method and the authors' code on the same splits, paired.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SideBySide {
+    /// What is compared, e.g. "uRTF, % correct".
+    pub label: String,
+    pub metric: String,
+    /// The project's rows, e.g. `{ method = "urtf" }`.
+    pub ours: toml::Table,
+    /// The authors' code's rows, e.g. `{ method = "authors_urtf" }`.
+    pub upstream: toml::Table,
+    /// The columns that pair a row of each (default `["rep"]`: the same split).
+    #[serde(default = "default_pair_by")]
+    pub pair_by: Vec<String>,
+    /// The CPU seconds column of both (the speed ratio is upstream / ours).
+    #[serde(default)]
+    pub seconds: Option<String>,
+    /// The paper's number, and how far from it the authors' code may be and still reproduce it.
+    #[serde(default)]
+    pub published: Option<f64>,
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+impl SideBySide {
+    pub fn validate(&self, columns: &[String]) -> Result<(), String> {
+        if self.tolerance.is_some() && self.published.is_none() {
+            return Err("tolerance needs published".into());
+        }
+        for c in std::iter::once(&self.metric)
+            .chain(self.ours.keys())
+            .chain(self.upstream.keys())
+            .chain(&self.pair_by)
+            .chain(self.seconds.iter())
+        {
+            if !columns.iter().any(|k| k == c) {
+                return Err(format!(
+                    "unknown column `{c}`; columns: {}",
+                    columns.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The table's line: ours, upstream, the paired difference and its two-sided sign test, CPU
+    /// seconds of each and their ratio, the published number and whether the authors' code
+    /// reproduces it.
+    fn line(&self, rows: &[Row]) -> String {
+        let fmt = |v: &[f64]| {
+            if v.is_empty() {
+                "—".to_string()
+            } else {
+                let (m, sd, n) = mean_sd(v);
+                format!("{} ± {} (n = {n})", number(m), number(sd))
+            }
+        };
+        let ours = values_of(rows, &self.metric, &self.ours);
+        let theirs = values_of(rows, &self.metric, &self.upstream);
+        let a = crate::stats::by_pair(rows, &self.metric, &self.ours, &self.pair_by);
+        let b = crate::stats::by_pair(rows, &self.metric, &self.upstream, &self.pair_by);
+        let diffs: Vec<f64> = a.iter().filter_map(|(k, x)| Some(x - b.get(k)?)).collect();
+        let (paired, test) = if diffs.is_empty() {
+            ("no pairs".to_string(), "—".to_string())
+        } else {
+            let (m, sd, n) = mean_sd(&diffs);
+            let wins = diffs.iter().filter(|d| **d > 0.0).count();
+            let losses = diffs.iter().filter(|d| **d < 0.0).count();
+            let p = crate::stats::sign_test_two_sided(wins, wins + losses);
+            (
+                format!("{:+} ± {} ({n} pairs)", number(m), number(sd)),
+                format!("{wins}/{losses}, p = {}", number(p)),
+            )
+        };
+        let speed = match &self.seconds {
+            Some(col) => {
+                let s_ours = values_of(rows, col, &self.ours);
+                let s_theirs = values_of(rows, col, &self.upstream);
+                if s_ours.is_empty() || s_theirs.is_empty() {
+                    "—".to_string()
+                } else {
+                    let (o, _, _) = mean_sd(&s_ours);
+                    let (t, _, _) = mean_sd(&s_theirs);
+                    format!("{} / {} s: {}x", number(o), number(t), number(t / o))
+                }
+            }
+            None => "—".to_string(),
+        };
+        let published = match (self.published, theirs.is_empty()) {
+            (None, _) => "—".to_string(),
+            (Some(p), true) => number(p),
+            (Some(p), false) => {
+                let (m, _, _) = mean_sd(&theirs);
+                let verdict = match self.tolerance {
+                    Some(t) if (m - p).abs() <= t => {
+                        format!(": authors' code reproduces it (within ±{})", number(t))
+                    }
+                    Some(t) => format!(
+                        ": authors' code does NOT reproduce it (off by {:+}, tolerance ±{})",
+                        number(m - p),
+                        number(t)
+                    ),
+                    None => format!(" (authors' code {:+})", number(m - p)),
+                };
+                format!("{}{verdict}", number(p))
+            }
+        };
+        format!(
+            "| {} | {} | {} | {paired} | {test} | {speed} | {published} |\n",
+            self.label,
+            fmt(&ours),
+            fmt(&theirs)
+        )
+    }
+}
+
+/// The `[[side_by_side]]` table of a config: one line each (see [`SideBySide::line`]).
+pub fn side_by_side_markdown(entries: &[SideBySide], rows: &[Row]) -> String {
+    if entries.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "Side by side with the authors' code on the same splits (mean ± sample sd; the paired \
+         difference is ours minus theirs per split; sign test: splits where ours is higher / \
+         lower, two-sided p; CPU seconds per cell of each and the authors' over ours):\n\n\
+         | quantity | ours | authors' code | ours − authors (paired) | sign test | CPU s ours / authors: ratio | published |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for e in entries {
+        out.push_str(&e.line(rows));
+    }
+    out.push('\n');
+    out
+}
+
 /// What a `[[summary]]` table shows.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]

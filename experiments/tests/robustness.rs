@@ -134,7 +134,9 @@ fn a_forged_or_truncated_cached_cell_is_discarded_with_a_warning_and_recomputed(
         .path()
         .join("results/mondrian_fig5_kernel_error/full.parquet");
     let original = std::fs::read(&table).unwrap();
-    let cells = root.path().join("results/mondrian_fig5_kernel_error/cells");
+    let cells = root
+        .path()
+        .join("results/_runs/mondrian_fig5_kernel_error/cells");
     let mut files: Vec<_> = std::fs::read_dir(&cells)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -59,6 +59,12 @@ pub trait Kind: Send + Sync + 'static {
     fn stream(params: &Self::Params) -> serde_json::Value {
         serde_json::to_value(params).expect("parameters serialise")
     }
+    /// The authors' code this grid point runs (an [`crate::upstream`] name), if any: its kit
+    /// digest joins the cells' cache keys, and a cell that cannot run it is skipped with the
+    /// reason.
+    fn upstream(_params: &Self::Params) -> Option<&'static str> {
+        None
+    }
     /// A rough relative cost of one cell (any unit, the same for every cell of the kind), used
     /// to balance shards; default 1.
     fn cost(_params: &Self::Params) -> f64 {
@@ -90,6 +96,8 @@ pub struct PointParams {
     pub deterministic: bool,
     /// Relative cost of one cell ([`Kind::cost`]).
     pub cost: f64,
+    /// The authors' code it runs ([`Kind::upstream`]).
+    pub upstream: Option<&'static str>,
     typed: Arc<dyn Any + Send + Sync>,
 }
 
@@ -184,6 +192,7 @@ impl<K: Kind> ExperimentKind for Adapter<K> {
             stream: K::stream(&typed),
             deterministic: K::deterministic(&typed),
             cost: K::cost(&typed),
+            upstream: K::upstream(&typed),
             typed: Arc::new(typed),
         })
     }

@@ -55,13 +55,15 @@ fn register_fonts() {
     });
 }
 
-/// Renders every plot of a config from the rows of one run (`run`, e.g. `full` or `quick`) to
-/// `<stem>.png` and `<stem>.svg` (`stem` from [`PlotSpec::stem`] of the run's stem); returns
-/// the paths written. `figure`: the experiment's figure, the title of plots without their own.
+/// Renders every plot of a config from the rows of one run to `<stem>.png` and `<stem>.svg`
+/// (`stem` from [`PlotSpec::stem`] of the run's stem); returns the paths written. `figure`: the
+/// experiment's figure, the title of plots without their own. `run`: the run to name in the
+/// titles (e.g. `quick`), `None` for the reference (full) run, so a quick figure is never taken
+/// for one.
 pub fn render_all(
     plots: &[PlotSpec],
     figure: &str,
-    run: &str,
+    run: Option<&str>,
     rows: &[Row],
     parameters: &[String],
     run_stem: &Path,
@@ -75,14 +77,12 @@ pub fn render_all(
     Ok(written)
 }
 
-/// A figure's title: the plot's own or the experiment's figure, naming the run unless it is the
-/// full profile's (the reference figures), so a quick figure is never taken for one.
-fn caption(spec: &PlotSpec, figure: &str, run: &str) -> String {
+/// A figure's title: the plot's own or the experiment's figure, naming the run if given.
+fn caption(spec: &PlotSpec, figure: &str, run: Option<&str>) -> String {
     let title = spec.title.as_deref().unwrap_or(figure);
-    if run == crate::config::FULL_PROFILE {
-        title.to_string()
-    } else {
-        format!("{title} ({run} run)")
+    match run {
+        None => title.to_string(),
+        Some(run) => format!("{title} ({run} run)"),
     }
 }
 
@@ -830,7 +830,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (s, r, name) in [(&boxes, &rows, "boxes"), (&polygons, &square, "polygons")] {
             let plots = std::slice::from_ref(s);
-            let written = render_all(plots, "t", "full", r, &[], &dir.path().join(name)).unwrap();
+            let written = render_all(plots, "t", None, r, &[], &dir.path().join(name)).unwrap();
             assert_eq!(written.len(), 2);
             assert!(written.iter().all(|p| p.metadata().unwrap().len() > 100));
         }
@@ -956,15 +956,15 @@ mod tests {
     }
 
     #[test]
-    fn titles_of_runs_other_than_full_name_the_run() {
+    fn titles_name_the_run_when_given() {
         let mut s = spec("x = 'x'\ny = 'y'\nseries = 's'\nx_label = 'x'\ny_label = 'y'");
-        assert_eq!(caption(&s, "Fig. 3", "full"), "Fig. 3");
-        assert_eq!(caption(&s, "Fig. 3", "quick"), "Fig. 3 (quick run)");
+        assert_eq!(caption(&s, "Fig. 3", None), "Fig. 3");
+        assert_eq!(caption(&s, "Fig. 3", Some("quick")), "Fig. 3 (quick run)");
         s.title = Some("Own title".into());
         assert_eq!(
-            caption(&s, "Fig. 3", "quick-set-0a1b2c3d"),
+            caption(&s, "Fig. 3", Some("quick-set-0a1b2c3d")),
             "Own title (quick-set-0a1b2c3d run)"
         );
-        assert_eq!(caption(&s, "Fig. 3", "full"), "Own title");
+        assert_eq!(caption(&s, "Fig. 3", None), "Own title");
     }
 }

@@ -11,6 +11,12 @@
 //! `train_seconds` and `test_seconds` are that thread's CPU time for all of the work, mapping
 //! included; `total_seconds` = train + test (Table 6); `build_seconds` and `cv_seconds` are wall
 //! times. Work counters are deterministic.
+//!
+//! The authors' C++ on the same split ([`super::authors`]): `authors_ik_i`, `authors_ik_a`,
+//! `authors_ogd`, `authors_nogd` (ψ fixed; OGD and NOGD with its Gaussian kernel, `kernel =
+//! "gaussian"` and `gamma`). Its `total_seconds` and `wall_seconds` are its process's (reading
+//! the svmlight files included); it reports no CPU split between training and test, no build
+//! time and no work counters (null).
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -19,7 +25,10 @@ use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::common::clock::{on_own_thread, Clock};
+use crate::kinds::common::params::read_by;
+use crate::kinds::isolation_kernel::authors::{self, Learner};
 use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit};
+use crate::kinds::isolation_kernel::online_classifiers::Psi;
 use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, WithLearner};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -38,9 +47,59 @@ pub struct Batch {
 
 pub type BatchParams = WithLearner<Batch>;
 
+/// The authors' learner a method names (`authors_ik_i`, ...), if it names one.
+fn authors_learner(p: &BatchParams) -> Option<Learner> {
+    match p.learner.method.as_str() {
+        "authors_ik_i" => Some(Learner::IkI),
+        "authors_ik_a" => Some(Learner::IkA),
+        "authors_ogd" => Some(Learner::Ogd),
+        "authors_nogd" => Some(Learner::Nogd),
+        _ => None,
+    }
+}
+
+/// The keys the authors' learner reads.
+fn authors_reads(learner: Learner) -> Vec<&'static str> {
+    let mut keys = vec!["method", "psi", "eta", "shuffle"];
+    keys.extend(match learner {
+        Learner::IkI | Learner::IkA => vec!["t"],
+        Learner::Ogd => vec!["kernel", "gamma"],
+        Learner::Nogd => vec!["kernel", "gamma", "budget", "rank"],
+    });
+    keys
+}
+
 impl Params for BatchParams {
     fn check(&self) -> Result<(), String> {
-        self.learner.check()
+        let Some(learner) = authors_learner(self) else {
+            return self.learner.check();
+        };
+        let l = &self.learner;
+        let name = &l.method;
+        match (&l.psi, learner) {
+            (Psi::Fixed(psi), _) if *psi >= 2 => {}
+            (_, Learner::IkI | Learner::IkA) => {
+                return Err(format!(
+                    "method = {name:?}: the authors' code takes a fixed psi >= 2 (no \
+                     cross-validation)"
+                ))
+            }
+            _ => {}
+        }
+        if matches!(learner, Learner::Ogd | Learner::Nogd)
+            && (l.kernel != "gaussian" || l.gamma.is_none())
+        {
+            return Err(format!(
+                "method = {name:?}: the authors' OGD and NOGD have only the Gaussian kernel: \
+                 set kernel = \"gaussian\" and gamma"
+            ));
+        }
+        if !(l.eta > 0.0 && l.eta.is_finite()) || l.t == 0 || l.budget == 0 || l.rank == 0 {
+            return Err(format!(
+                "method = {name:?}: eta > 0, t, budget and rank >= 1"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -126,15 +185,31 @@ impl Kind for BatchClassification {
     }
 
     fn stream(p: &BatchParams) -> serde_json::Value {
-        p.drawn()
+        match authors_learner(p) {
+            Some(learner) => read_by(p, &authors_reads(learner)),
+            None => p.drawn(),
+        }
     }
 
     fn deterministic(p: &BatchParams) -> bool {
-        !p.learner.method().isolation() && !p.own.shuffle
+        match authors_learner(p) {
+            Some(learner) => matches!(learner, Learner::Ogd | Learner::Nogd) && !p.own.shuffle,
+            None => !p.learner.method().isolation() && !p.own.shuffle,
+        }
+    }
+
+    fn upstream(p: &BatchParams) -> Option<&'static str> {
+        authors_learner(p).map(|_| authors::UPSTREAM)
     }
 
     fn cost(p: &BatchParams) -> f64 {
         use crate::kinds::isolation_kernel::online_classifiers::Method;
+        match authors_learner(p) {
+            Some(Learner::IkA) => return 1000.0,
+            Some(Learner::Ogd) => return 200.0,
+            Some(_) => return 2.0,
+            None => {}
+        }
         let cv = if p.learner.selects_psi() {
             (p.learner.psi_grid().len() * p.learner.cv_folds) as f64
         } else {
@@ -153,8 +228,62 @@ impl Kind for BatchClassification {
     }
 
     fn run_cell(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec<Row>> {
-        on_own_thread(|| batch(d, params, ctx))
+        match authors_learner(params) {
+            Some(learner) => by_authors(d, params, learner, ctx),
+            None => on_own_thread(|| batch(d, params, ctx)),
+        }
     }
+}
+
+/// One cell of the authors' code: the split's examples in the training order, one run.
+fn by_authors(
+    d: &BinarySplit,
+    params: &BatchParams,
+    learner: Learner,
+    ctx: &CellContext,
+) -> Result<Vec<Row>> {
+    let p = &params.learner;
+    let psi = match p.psi {
+        Psi::Fixed(psi) => psi,
+        Psi::Select(_) => 0,
+    };
+    let all: Vec<usize> = (0..d.train.len()).collect();
+    let train = if params.own.shuffle {
+        d.train.subset(&ctx.shuffled(&all))
+    } else {
+        d.train.subset(&all)
+    };
+    let settings = authors::Settings {
+        learner,
+        psi,
+        t: p.t,
+        eta: p.eta,
+        gamma: p.gamma.unwrap_or(0.01),
+        budget: p.budget,
+        rank: p.rank,
+    };
+    let seed: u64 = rand::Rng::random(&mut ctx.rng("partitionings"));
+    let cell = format!("{}-{seed:016x}", p.method);
+    let m = authors::run(&train, &d.test, &settings, seed, &cell)?;
+    let num = |v: Option<f64>| v.map_or(Value::Null, Value::from);
+    Ok(vec![row([
+        ("psi_used", psi.into()),
+        ("cv_accuracy", Value::Null),
+        ("accuracy", Value::from(m.accuracy)),
+        ("train_accuracy", num(m.train_accuracy)),
+        ("test_positive_rate", Value::from(d.test.positive_rate())),
+        ("build_seconds", Value::Null),
+        ("train_seconds", Value::Null),
+        ("test_seconds", Value::Null),
+        ("total_seconds", Value::from(m.cpu_seconds)),
+        ("wall_seconds", Value::from(m.wall_seconds)),
+        ("cv_seconds", Value::from(0.0)),
+        ("support_vectors", num(m.support_vectors)),
+        ("kernel_evaluations", Value::Null),
+        ("lookups", Value::Null),
+        ("n_train", d.train.len().into()),
+        ("n_test", d.test.len().into()),
+    ])])
 }
 
 /// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).

@@ -8,10 +8,12 @@
 //!
 //! and the helpers they share:
 //!
+//! * [`authors`]: the authors' C++ (upstream `ik_ogd`) run on the same split;
 //! * [`binary`]: binary classification examples (labels ±1, inputs dense or sparse);
 //! * [`online_classifiers`]: the online classifiers by their config name, and ψ by
 //!   cross-validation.
 
+pub mod authors;
 pub mod batch_classification;
 pub mod binary;
 pub mod laplacian_agreement;

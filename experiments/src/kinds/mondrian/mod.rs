@@ -7,11 +7,13 @@
 //!
 //! and the helpers they share:
 //!
+//! * [`authors`]: the authors' scripts (upstream `mondrian_kernel`) on the same split;
 //! * [`transductive`]: a regression split with its inputs stacked `[train; validation; test]`
 //!   (transductive feature maps are built on all of them);
 //! * [`sweep`]: the Mondrian lifetime sweep with its kernel learner, and its checkpoints;
 //! * [`feature_maps`]: random feature maps by their config name.
 
+pub mod authors;
 pub mod feature_maps;
 pub mod feature_ridge;
 pub mod kernel_approximation;

@@ -46,6 +46,22 @@ pub enum Method {
     Mondrian,
     RandomFourier,
     RandomBinning,
+    /// The authors' scripts (upstream `mondrian_kernel`, [`super::authors`]).
+    AuthorsMondrian,
+    AuthorsRandomFourier,
+    AuthorsRandomBinning,
+}
+
+impl Method {
+    /// The authors' method of the same name, for their methods (`mondrian`, ...).
+    fn authors(self) -> Option<&'static str> {
+        match self {
+            Method::AuthorsMondrian => Some("mondrian"),
+            Method::AuthorsRandomFourier => Some("random_fourier"),
+            Method::AuthorsRandomBinning => Some("random_binning"),
+            _ => None,
+        }
+    }
 }
 
 /// Evaluations of the width search (the authors: 101 for Fourier features, 51 for binning).
@@ -203,7 +219,7 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "curve",
-        doc: "the method: mondrian, random_fourier or random_binning",
+        doc: "the method: mondrian, random_fourier or random_binning (the authors' scripts: authors_mondrian, ...)",
     },
     ColumnDoc {
         name: "wall_seconds",
@@ -231,6 +247,10 @@ impl Kind for WidthSelection {
         serde_json::json!({ "method": p.method, "n_features": p.n_features })
     }
 
+    fn upstream(p: &WidthSelectionParams) -> Option<&'static str> {
+        p.method.authors().map(|_| super::authors::UPSTREAM)
+    }
+
     fn prepare(data: &DataView) -> Result<TransductiveSplit> {
         TransductiveSplit::prepare(data)
     }
@@ -240,6 +260,24 @@ impl Kind for WidthSelection {
         p: &WidthSelectionParams,
         ctx: &CellContext,
     ) -> Result<Vec<Row>> {
+        if let Some(name) = p.method.authors() {
+            // The driver makes the authors' holdout split itself (from the whole split).
+            let mut params = serde_json::to_value(p)?;
+            params["method"] = serde_json::json!(name);
+            let seed: u64 = rand::Rng::random(&mut ctx.rng("authors"));
+            let curve = format!("authors_{name}");
+            return Ok(super::authors::run(
+                "width_selection",
+                &d.x_train,
+                &d.y_train,
+                &d.x_test,
+                &d.y_test,
+                params,
+                seed,
+                &curve,
+                COLUMNS,
+            )?);
+        }
         let holdout = match p.selection {
             Selection::Test => None,
             Selection::Holdout => Some(d.with_holdout(p.holdout_rows)?),
@@ -248,7 +286,7 @@ impl Kind for WidthSelection {
         // One thread of its own for the whole method, so its CPU clock holds all the work.
         on_own_thread(|| match p.method {
             Method::Mondrian => mondrian_sweep(d, p, ctx),
-            Method::RandomFourier | Method::RandomBinning => random_feature_search(d, p, ctx),
+            _ => random_feature_search(d, p, ctx),
         })
     }
 }
@@ -263,7 +301,7 @@ fn method_row(
     let name = match method {
         Method::Mondrian => "mondrian",
         Method::RandomFourier => "random_fourier",
-        Method::RandomBinning => "random_binning",
+        _ => "random_binning",
     };
     let mut r = row([
         ("evaluation", evaluation.into()),
@@ -445,7 +483,7 @@ fn random_feature_search(
                     }
                 }
             }
-            Method::Mondrian => unreachable!("the Mondrian kernel sweeps"),
+            _ => unreachable!("the Mondrian kernel sweeps; the authors' code runs elsewhere"),
         };
         let e = errors(d, pred.view())?;
         rows.push(method_row(p.method, rows.len(), lifetime, &e, &clock));

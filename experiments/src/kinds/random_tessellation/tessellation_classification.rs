@@ -8,7 +8,10 @@
 //! and predicts the test rows. Methods (spec §6): `bl` (the training mode label), `lr` (L2
 //! logistic regression), `svm` (RBF SVM), `rf` (random forest), and the random tessellation
 //! forests `mrtf_i`, `urtf_i` (likelihood-free), `mrtf`, `urtf` (SMC, uniform weights), `wmrtf`,
-//! `wurtf` (SMC, weights ω from `weights`).
+//! `wurtf` (SMC, weights ω from `weights`); and the authors' tess19 R script on the same
+//! preprocessed rows: `authors_urtf`, `authors_mrtf`, `authors_wurtf`, `authors_wmrtf` (see
+//! [`super::authors`]; tess19 is transductive and scales train and test rows together, as
+//! `routing = "transductive"`, `scaling = "min_max_all"` and `alpha_form = "code"` do here).
 //!
 //! Times: the cell runs on a thread of its own, so `fit_seconds` (fit and predict) and
 //! `preprocess_seconds` are that thread's CPU time (Supp. Table 3 form).
@@ -29,6 +32,7 @@ use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::{positive, read_by};
+use crate::kinds::random_tessellation::authors::{self, Tess19};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -48,6 +52,10 @@ pub enum Method {
     Urtf,
     Wmrtf,
     Wurtf,
+    AuthorsUrtf,
+    AuthorsMrtf,
+    AuthorsWurtf,
+    AuthorsWmrtf,
 }
 
 impl Method {
@@ -61,7 +69,18 @@ impl Method {
             Method::Urtf => Some((PriorKind::Uniform, true, false)),
             Method::Wmrtf => Some((PriorKind::Mondrian, true, true)),
             Method::Wurtf => Some((PriorKind::Uniform, true, true)),
-            Method::Bl | Method::Lr | Method::Svm | Method::Rf => None,
+            _ => None,
+        }
+    }
+
+    /// The authors' tess19 forests: whether Mondrian, whether weighted.
+    fn authors(self) -> Option<(bool, bool)> {
+        match self {
+            Method::AuthorsUrtf => Some((false, false)),
+            Method::AuthorsMrtf => Some((true, false)),
+            Method::AuthorsWurtf => Some((false, true)),
+            Method::AuthorsWmrtf => Some((true, true)),
+            _ => None,
         }
     }
 }
@@ -289,7 +308,7 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "n_inputs",
-        doc: "input columns after preprocessing (d of the methods)",
+        doc: "input columns after preprocessing (d of the methods; tess19 drops columns constant over training and test rows)",
     },
     ColumnDoc {
         name: "n_classes",
@@ -321,7 +340,11 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "fit_seconds",
-        doc: "CPU seconds to fit the method and predict the test rows (Supp. Table 3 form)",
+        doc: "CPU seconds to fit the method and predict the test rows (Supp. Table 3 form; the authors' code: its process's CPU seconds, start-up and file reading included)",
+    },
+    ColumnDoc {
+        name: "fit_wall_seconds",
+        doc: "wall seconds to fit the method and predict the test rows",
     },
 ];
 
@@ -368,6 +391,13 @@ impl Kind for TessellationClassification {
                 }
                 k
             }
+            (m, None) if m.authors().is_some() => {
+                let mut k = vec!["trees", "particles", "budget", "max_cuts", "alpha"];
+                if m.authors().is_some_and(|(_, weighted)| weighted) {
+                    k.push("weights");
+                }
+                k
+            }
             (Method::Lr, None) => vec!["lr_c"],
             (Method::Svm, None) => vec!["svm_c", "svm_gamma"],
             (Method::Rf, None) => vec!["rf_trees", "rf_mtry"],
@@ -376,7 +406,15 @@ impl Kind for TessellationClassification {
         read_by(p, &keys)
     }
 
+    fn upstream(p: &StudyParams) -> Option<&'static str> {
+        p.method.authors().map(|_| authors::UPSTREAM)
+    }
+
     fn cost(p: &StudyParams) -> f64 {
+        if p.method.authors().is_some() {
+            // tess19 in R: about 250x the project's forests per tree and particle.
+            return (p.trees * p.particles) as f64 * 2.5;
+        }
         match p.method.forest() {
             Some((_, true, _)) => (p.trees * p.particles) as f64 / 100.0,
             Some((_, false, _)) => p.trees as f64 / 100.0,
@@ -410,7 +448,8 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
         pca: p.pca,
         scaling: p.scaling,
     };
-    let weighted = matches!(p.method.forest(), Some((_, _, true)));
+    let weighted = matches!(p.method.forest(), Some((_, _, true)))
+        || matches!(p.method.authors(), Some((_, true)));
     let rule = if weighted {
         p.weight_rule()
     } else {
@@ -430,7 +469,32 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
     let seed: u64 = ctx.rng("method").random();
     let clock = Clock::start();
     let labelled = LabelledRows::new(train, &d.train_labels, d.n_classes);
+    let mut process = None;
     let (predictions, stats) = match (p.baseline(), p.method.forest()) {
+        (None, None) if p.method.authors().is_some() => {
+            let (mondrian, weighted) = p.method.authors().expect("checked");
+            let settings = Tess19 {
+                mondrian,
+                weights: weighted.then(|| prepared.weights.clone()),
+                trees: p.trees,
+                particles: p.particles,
+                max_cuts: p.max_cuts,
+                budget: p.budget,
+                alpha: p.alpha,
+            };
+            let cell = format!("{:?}-{seed:016x}", p.method);
+            let run = authors::fit_predict(
+                train,
+                &d.train_labels,
+                d.n_classes,
+                test,
+                &settings,
+                seed,
+                &cell,
+            )?;
+            process = Some((run.cpu_seconds, run.wall_seconds, run.n_inputs));
+            (run.predictions, None)
+        }
         (Some(baseline), _) => (baseline.fit_predict(labelled, test, seed)?, None),
         (None, Some((kind, likelihood, weighted))) => {
             let prior = Prior::new(
@@ -444,7 +508,10 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
         }
         (None, None) => unreachable!("every method is a baseline or a forest"),
     };
-    let fit_seconds = clock.cpu();
+    // The authors' code runs in a process of its own: its CPU and wall seconds are the
+    // process's (R's start-up and file reading included).
+    let (fit_seconds, fit_wall_seconds, n_inputs) =
+        process.unwrap_or((clock.cpu(), clock.wall(), train.len_of(Axis(1))));
     let explained = (!prepared.explained_variance_ratio.is_empty())
         .then(|| prepared.explained_variance_ratio.iter().sum::<f64>());
     // The training mode label (ties: the lowest), as BL predicts.
@@ -459,7 +526,7 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
         ("mode_percent", Value::from(mode_percent)),
         ("n_train", d.train_labels.len().into()),
         ("n_test", d.test_labels.len().into()),
-        ("n_inputs", train.len_of(Axis(1)).into()),
+        ("n_inputs", n_inputs.into()),
         ("n_classes", d.n_classes.into()),
         ("explained_variance", num(explained)),
         ("mean_cuts", num(stats.as_ref().map(|s| s.mean_cuts))),
@@ -476,6 +543,7 @@ fn study(d: &StudySplit, p: &StudyParams, ctx: &CellContext) -> Result<Vec<Row>>
         ),
         ("preprocess_seconds", Value::from(preprocess_seconds)),
         ("fit_seconds", Value::from(fit_seconds)),
+        ("fit_wall_seconds", Value::from(fit_wall_seconds)),
     ])])
 }
 

@@ -409,8 +409,15 @@ impl Kind for Multiresolution {
         data.require_regression()
     }
 
+    fn upstream(p: &MultiresolutionParams) -> Option<&'static str> {
+        p.method.authors_task().map(|_| super::authors::UPSTREAM)
+    }
+
     fn cost(p: &MultiresolutionParams) -> f64 {
         match p.method {
+            // The authors' Python: about 20x the project's.
+            Method::AuthorsStreamrak => 20.0,
+            Method::AuthorsLpKrr => 10.0,
             Method::Streamrak => 1.0,
             Method::LpKrr => 2.0,
             Method::Falkon => 1.0 + (p.falkon_landmarks.unwrap_or(1000) as f64 / 1000.0).powi(2),
@@ -473,10 +480,19 @@ impl Kind for Multiresolution {
                     bail!("target_steps, pair_states, rollout_steps and paths apply to the pendulum data only");
                 }
                 let rows: Vec<usize> = (0..train_x.nrows()).collect();
+                let order = ctx.shuffled(&rows);
+                if let Some(task) = p.method.authors_task() {
+                    let mut params = serde_json::to_value(p)?;
+                    params["r0"] = serde_json::json!(r0);
+                    let seed: u64 = rand::Rng::random(&mut ctx.rng("authors"));
+                    return Ok(super::authors::run(
+                        task, train_x, train_y, &order, test_x, test_y, params, seed, COLUMNS,
+                    )?);
+                }
                 let stream = RegressionStream {
                     x: train_x,
                     y: train_y,
-                    order: ctx.shuffled(&rows),
+                    order,
                 };
                 let trained = train(&stream, &settings, ctx)?;
                 let clock = std::time::Instant::now();
@@ -484,6 +500,9 @@ impl Kind for Multiresolution {
                 let errors: Vec<f64> = cumulative.iter().map(|f| mse(f, test_y.view())).collect();
                 let eval = clock.elapsed().as_secs_f64();
                 Ok(report(&trained, &errors, None, eval))
+            }
+            Prepared::Pendulum(_) if p.method.authors_task().is_some() => {
+                bail!("the authors' code runs side by side on regression streams (E1, E2) only")
             }
             Prepared::Pendulum(t) => pendulum(t, p, &settings, ctx),
         }

@@ -26,6 +26,21 @@ pub enum Method {
     LpKrr,
     /// One bandwidth, one landmark set drawn with replacement, the whole stream.
     Falkon,
+    /// The authors' Python StreaMRAK (upstream `streamrak`; `super::authors`).
+    AuthorsStreamrak,
+    /// The authors' Python LP-KRR (MRFALKON).
+    AuthorsLpKrr,
+}
+
+impl Method {
+    /// The driver task of the authors' code, for its methods.
+    pub fn authors_task(self) -> Option<&'static str> {
+        match self {
+            Method::AuthorsStreamrak => Some("streamrak"),
+            Method::AuthorsLpKrr => Some("lp_krr"),
+            _ => None,
+        }
+    }
 }
 
 /// Everything training needs besides the stream.
@@ -136,6 +151,9 @@ pub fn train(stream: &dyn PairStream, s: &Settings, ctx: &CellContext) -> Result
         Method::Streamrak => train_streamrak(stream, s, ctx, &clock)?,
         Method::LpKrr => train_lp_krr(stream, s, ctx, &clock)?,
         Method::Falkon => train_falkon(stream, s, ctx, &clock)?,
+        Method::AuthorsStreamrak | Method::AuthorsLpKrr => {
+            anyhow::bail!("the authors' code runs as a process of its own, not here")
+        }
     };
     trained.train_seconds = clock.wall();
     trained.train_cpu_seconds = clock.cpu();

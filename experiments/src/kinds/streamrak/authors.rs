@@ -1,0 +1,77 @@
+//! The authors' Python StreaMRAK and LP-KRR (upstream `streamrak`) on one stream: the methods
+//! `authors_streamrak` and `authors_lp_krr`.
+//!
+//! The training rows are written in the cell's stream order (the same order the project's
+//! methods stream) and the test rows in split order, as the drivers' CSV; the kit's `driver.py`
+//! streams them into the authors' model set as their VarSinus scripts set it, with the cell's
+//! `[params]` and a seed derived from the cell, and returns one row per fitted level and a
+//! summary under the kind's column names. StreaMRAK upstream has no deepest level: it fits every
+//! level that becomes ready (`max_level` applies to LP-KRR only).
+
+use ndarray::Array2;
+
+use crate::kinds::ColumnDoc;
+use crate::table::{Row, Value};
+use crate::upstream::{self, driver, toolchain, Unavailable};
+
+/// The upstream's name in the registry.
+pub const UPSTREAM: &str = "streamrak";
+
+/// Runs the driver's `task` (`streamrak` or `lp_krr`) on the rows `order` of the training set
+/// (in that order) and the test set; returns its rows with the kind's columns (`columns`) and
+/// the process's CPU seconds in the summary's `train_cpu_seconds`.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    task: &str,
+    train_x: &Array2<f64>,
+    train_y: &Array2<f64>,
+    order: &[usize],
+    test_x: &Array2<f64>,
+    test_y: &Array2<f64>,
+    params: serde_json::Value,
+    seed: u64,
+    columns: &[ColumnDoc],
+) -> Result<Vec<Row>, Unavailable> {
+    let prepared = upstream::prepare(UPSTREAM)?;
+    let dir = toolchain::cell_folder(&prepared, &format!("{task}-{seed:016x}"))?;
+    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
+    if train_y.ncols() != 1 {
+        return Err(fail("the driver takes one target column".into()));
+    }
+    let d = train_x.ncols();
+    let x: Vec<f64> = order
+        .iter()
+        .flat_map(|&i| train_x.row(i).to_vec())
+        .collect();
+    let y: Vec<f64> = order.iter().map(|&i| train_y[[i, 0]]).collect();
+    driver::write_csv(&dir.join("train.csv"), &x, d, &y).map_err(&fail)?;
+    let tx: Vec<f64> = test_x.iter().copied().collect();
+    let ty: Vec<f64> = test_y.column(0).to_vec();
+    driver::write_csv(&dir.join("test.csv"), &tx, d, &ty).map_err(&fail)?;
+    let timeout = upstream::settings().timeout_seconds;
+    let out = driver::run(&prepared, &dir, task, &params, seed, timeout)?;
+    let mut rows = Vec::new();
+    for object in out.rows {
+        let mut row = Row::new();
+        for (k, v) in object {
+            if columns.iter().any(|c| c.name == k) {
+                row.insert(k, Value::from_json(&v));
+            }
+        }
+        if row.get("record").map(|r| r.to_string()).as_deref() == Some("summary") {
+            row.insert(
+                "train_cpu_seconds".into(),
+                Value::from(out.process.cpu_seconds),
+            );
+            row.insert(
+                "train_seconds".into(),
+                Value::from(out.process.wall_seconds),
+            );
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(fail("the driver returned no rows".into()));
+    }
+    Ok(rows)
+}
