@@ -94,13 +94,10 @@ impl SideBySide {
     /// seconds of each and their ratio, the published number and whether the authors' code
     /// reproduces it.
     fn line(&self, rows: &[Row]) -> String {
-        let fmt = |v: &[f64]| {
-            if v.is_empty() {
-                "—".to_string()
-            } else {
-                let (m, sd, n) = mean_sd(v);
-                format!("{} ± {} (n = {n})", number(m), number(sd))
-            }
+        let fmt = |v: &[f64]| match mean_sd(v) {
+            (_, _, 0) => "—".to_string(),
+            (m, _, 1) => significant(m),
+            (m, sd, n) => format!("{} ± {} (n = {n})", significant(m), significant(sd)),
         };
         let ours = values_of(rows, &self.metric, &self.ours);
         let theirs = values_of(rows, &self.metric, &self.upstream);
@@ -111,11 +108,30 @@ impl SideBySide {
             ("no pairs".to_string(), "—".to_string())
         } else {
             let (m, sd, n) = mean_sd(&diffs);
-            let wins = diffs.iter().filter(|d| **d > 0.0).count();
-            let losses = diffs.iter().filter(|d| **d < 0.0).count();
+            let signed = |v: f64| {
+                let s = significant(v);
+                if v > 0.0 {
+                    format!("+{s}")
+                } else {
+                    s
+                }
+            };
+            // A difference within the printed precision of the other side is a tie.
+            let tie = |d: f64| d.abs() <= TIE;
+            let wins = diffs.iter().filter(|d| **d > 0.0 && !tie(**d)).count();
+            let losses = diffs.iter().filter(|d| **d < 0.0 && !tie(**d)).count();
             let p = crate::stats::sign_test_two_sided(wins, wins + losses);
+            let spread = if n > 1 {
+                format!(" ± {}", significant(sd))
+            } else {
+                String::new()
+            };
             (
-                format!("{:+} ± {} ({n} pairs)", number(m), number(sd)),
+                format!(
+                    "{}{spread} ({n} pair{})",
+                    signed(m),
+                    if n == 1 { "" } else { "s" }
+                ),
                 format!("{wins}/{losses}, p = {}", number(p)),
             )
         };
@@ -128,28 +144,33 @@ impl SideBySide {
                 } else {
                     let (o, _, _) = mean_sd(&s_ours);
                     let (t, _, _) = mean_sd(&s_theirs);
-                    format!("{} / {} s: {}x", number(o), number(t), number(t / o))
+                    format!(
+                        "{} / {} s: {}x",
+                        significant(o),
+                        significant(t),
+                        significant(t / o)
+                    )
                 }
             }
             None => "—".to_string(),
         };
         let published = match (self.published, theirs.is_empty()) {
             (None, _) => "—".to_string(),
-            (Some(p), true) => number(p),
+            (Some(p), true) => significant(p),
             (Some(p), false) => {
                 let (m, _, _) = mean_sd(&theirs);
                 let verdict = match self.tolerance {
                     Some(t) if (m - p).abs() <= t => {
-                        format!(": authors' code reproduces it (within ±{})", number(t))
+                        format!(": authors' code reproduces it (within ±{})", significant(t))
                     }
                     Some(t) => format!(
-                        ": authors' code does NOT reproduce it (off by {:+}, tolerance ±{})",
-                        number(m - p),
-                        number(t)
+                        ": authors' code does NOT reproduce it (off by {}, tolerance ±{})",
+                        significant(m - p),
+                        significant(t)
                     ),
-                    None => format!(" (authors' code {:+})", number(m - p)),
+                    None => format!(" (authors' code off by {})", significant(m - p)),
                 };
-                format!("{}{verdict}", number(p))
+                format!("{}{verdict}", significant(p))
             }
         };
         format!(
@@ -161,6 +182,22 @@ impl SideBySide {
     }
 }
 
+/// Paired differences at most this large are ties (the authors' programs print their numbers
+/// rounded, e.g. an accuracy in percent to 6 decimals).
+const TIE: f64 = 1e-6;
+
+/// Four significant digits (e-notation below 1e-3 and from 1e5).
+fn significant(v: f64) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v}");
+    }
+    if v.abs() < 1e-3 || v.abs() >= 1e5 {
+        return format!("{v:.3e}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
 /// The `[[side_by_side]]` table of a config: one line each (see [`SideBySide::line`]).
 pub fn side_by_side_markdown(entries: &[SideBySide], rows: &[Row]) -> String {
     if entries.is_empty() {
@@ -169,7 +206,7 @@ pub fn side_by_side_markdown(entries: &[SideBySide], rows: &[Row]) -> String {
     let mut out = String::from(
         "Side by side with the authors' code on the same splits (mean ± sample sd; the paired \
          difference is ours minus theirs per split; sign test: splits where ours is higher / \
-         lower, two-sided p; CPU seconds per cell of each and the authors' over ours):\n\n\
+         lower (differences within 1e-6 are ties), two-sided p; CPU seconds per cell of each and the authors' over ours):\n\n\
          | quantity | ours | authors' code | ours − authors (paired) | sign test | CPU s ours / authors: ratio | published |\n\
          |---|---|---|---|---|---|---|\n",
     );

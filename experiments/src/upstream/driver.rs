@@ -39,6 +39,17 @@ pub fn write_csv(path: &Path, x: &[f64], d: usize, y: &[f64]) -> Result<(), Stri
     out.flush().map_err(|e| e.to_string())
 }
 
+/// Writes a split as `train.csv` and `test.csv` in `dir`: inputs row-major with `d` columns.
+pub fn write_split(
+    dir: &Path,
+    d: usize,
+    train: (&[f64], &[f64]),
+    test: (&[f64], &[f64]),
+) -> Result<(), String> {
+    write_csv(&dir.join("train.csv"), train.0, d, train.1)?;
+    write_csv(&dir.join("test.csv"), test.0, d, test.1)
+}
+
 /// What a driver returned, with what its process cost.
 #[derive(Debug, Clone)]
 pub struct DriverOutput {

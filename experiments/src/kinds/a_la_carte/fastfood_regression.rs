@@ -10,7 +10,9 @@
 //! split computes once and shares (the ARD fit is deterministic, so a cell's numbers do not
 //! depend on which cell computed it; its CPU time is the ARD cell's `fit_seconds` and the warm
 //! starts' `init_seconds`; it reports progress but a `cell_budget_seconds` does not interrupt
-//! it); `exact_ard` is the exact ARD GP (the SMALL sets' reference).
+//! it); `exact_ard` is the exact ARD GP (the SMALL sets' reference). `revrand_rbf`,
+//! `revrand_ard`, `revrand_gm`: revrand on the same split ([`super::revrand`]; not the authors'
+//! code: they released none).
 //!
 //! Times: each cell runs on a thread of its own: `fit_seconds` is that thread's CPU time of the
 //! optimisation, `evaluation_seconds` the mean per marginal-likelihood evaluation.
@@ -63,11 +65,66 @@ fn default_true() -> bool {
     true
 }
 
+/// revrand's kernels (upstream `revrand`: not the A la Carte authors' code, who released none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevrandFamily {
+    Rbf,
+    Ard,
+    Gm,
+}
+
+impl RevrandFamily {
+    fn name(self) -> &'static str {
+        match self {
+            RevrandFamily::Rbf => "rbf",
+            RevrandFamily::Ard => "ard",
+            RevrandFamily::Gm => "gm",
+        }
+    }
+}
+
+/// A method of the study: the project's (`rbf`, `ard`, ..., `exact_ard`) or revrand's on the
+/// same split (`revrand_rbf`, `revrand_ard`, `revrand_gm`: [`super::revrand`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StudyMethod {
+    Ours(Method),
+    Revrand(RevrandFamily),
+}
+
+impl Serialize for StudyMethod {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            StudyMethod::Ours(m) => m.serialize(s),
+            StudyMethod::Revrand(f) => s.serialize_str(&format!("revrand_{}", f.name())),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StudyMethod {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, IntoDeserializer};
+        let name = String::deserialize(d)?;
+        Ok(match name.as_str() {
+            "revrand_rbf" => StudyMethod::Revrand(RevrandFamily::Rbf),
+            "revrand_ard" => StudyMethod::Revrand(RevrandFamily::Ard),
+            "revrand_gm" => StudyMethod::Revrand(RevrandFamily::Gm),
+            other => StudyMethod::Ours(Method::deserialize(other.into_deserializer()).map_err(
+                |e: serde::de::value::Error| {
+                    D::Error::custom(format!(
+                        "{e}; or revrand_rbf, revrand_ard, revrand_gm (revrand, not the \
+                             authors' code)"
+                    ))
+                },
+            )?),
+        })
+    }
+}
+
 /// `[params]` of an RMSE-table config (defaults: spec §8).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegressionParams {
-    pub method: Method,
+    pub method: StudyMethod,
     /// m, frequencies (D = 2m features).
     #[serde(default = "default_m")]
     pub m: usize,
@@ -149,7 +206,12 @@ impl Params for RegressionParams {
                 return Err(format!("{name} = {v}: expected 1..={max}"));
             }
         }
-        if self.method == Method::Features(Family::Gm) && self.m < 2 * self.components {
+        let gm = matches!(
+            self.method,
+            StudyMethod::Ours(Method::Features(Family::Gm))
+                | StudyMethod::Revrand(RevrandFamily::Gm)
+        );
+        if gm && self.m < 2 * self.components {
             return Err(format!(
                 "m = {} with components = {}: GM needs m >= 2 Q (a ± frequency pair per component)",
                 self.m, self.components
@@ -277,7 +339,19 @@ impl Kind for FastfoodRegression {
     /// it too: with restarts > 1, m moved the exact GP's numbers.)
     fn stream(p: &RegressionParams) -> serde_json::Value {
         match p.method {
-            Method::ExactArd => serde_json::json!({ "exact": p.fit_key() }),
+            StudyMethod::Ours(Method::ExactArd) => serde_json::json!({ "exact": p.fit_key() }),
+            StudyMethod::Revrand(_) => crate::kinds::common::params::read_by(
+                p,
+                &[
+                    "method",
+                    "m",
+                    "components",
+                    "max_iterations",
+                    "restarts",
+                    "standardise",
+                    "max_train",
+                ],
+            ),
             _ => serde_json::json!({ "ard": p.ard_key() }),
         }
     }
@@ -287,9 +361,15 @@ impl Kind for FastfoodRegression {
         let iters = p.max_iterations.min(300) as f64;
         let n = p.max_train.unwrap_or(2000) as f64;
         match p.method {
-            Method::ExactArd => iters * n.powi(3) / 3e9,
+            StudyMethod::Ours(Method::ExactArd) => iters * n.powi(3) / 3e9,
+            // revrand inverts the D x D posterior precision per evaluation, in Python.
+            StudyMethod::Revrand(_) => 20.0 * iters * d.powi(3) / 1e9,
             _ => iters * n.min(d) * n.max(d) * d / 1e9,
         }
+    }
+
+    fn upstream(p: &RegressionParams) -> Option<&'static str> {
+        matches!(p.method, StudyMethod::Revrand(_)).then_some(super::revrand::UPSTREAM)
     }
 
     fn prepare(data: &DataView) -> Result<Split> {
@@ -313,8 +393,43 @@ impl Kind for FastfoodRegression {
     }
 
     fn run_cell(d: &Split, params: &RegressionParams, ctx: &CellContext) -> Result<Vec<Row>> {
-        on_own_thread(|| regression(d, params, ctx))
+        match params.method {
+            StudyMethod::Revrand(family) => by_revrand(d, params, family, ctx),
+            StudyMethod::Ours(method) => on_own_thread(|| regression(d, params, method, ctx)),
+        }
     }
+}
+
+/// One cell of revrand: the cell's training rows (the `max_train` subset too) and the test
+/// rows as shipped; the driver standardises them as this kind does.
+fn by_revrand(
+    d: &Split,
+    p: &RegressionParams,
+    family: RevrandFamily,
+    ctx: &CellContext,
+) -> Result<Vec<Row>> {
+    let rows = training_rows(d, p, ctx);
+    let (x, y) = match &rows {
+        Some(r) => (d.raw_train.select(Axis(0), r), d.train_y.select(Axis(0), r)),
+        None => (d.raw_train.clone(), d.train_y.clone()),
+    };
+    let mut params = serde_json::to_value(p)?;
+    params["method"] = serde_json::json!(family.name());
+    if let Some(o) = params.as_object_mut() {
+        o.remove("max_train");
+    }
+    let seed: u64 = rand::Rng::random(&mut ctx.rng("revrand"));
+    let cell = format!("revrand_{}-{seed:016x}", family.name());
+    Ok(super::revrand::run(
+        &x,
+        &y,
+        &d.raw_test,
+        &d.test_y,
+        params,
+        seed,
+        &cell,
+        COLUMNS,
+    )?)
 }
 
 /// The training rows a cell uses: all, or a seeded subset of `max_train` (the same for every
@@ -331,7 +446,12 @@ fn training_rows(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Option<V
     Some(take)
 }
 
-fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<Row>> {
+fn regression(
+    d: &Split,
+    p: &RegressionParams,
+    method: Method,
+    ctx: &CellContext,
+) -> Result<Vec<Row>> {
     let protocol = p.protocol();
     let rows = training_rows(d, p, ctx);
     let (train, test) = if p.standardise {
@@ -354,7 +474,7 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
         Features(Box<Fit>),
         Exact(ExactFit),
     }
-    let (fitted, init_seconds, fit_seconds) = match p.method {
+    let (fitted, init_seconds, fit_seconds) = match method {
         Method::ExactArd => {
             let f = fit_exact(xv, yv, &protocol, &ard_rng, &budget)?;
             (Fitted::Exact(f), 0.0, clock.cpu())
@@ -387,10 +507,10 @@ fn regression(d: &Split, p: &RegressionParams, ctx: &CellContext) -> Result<Vec<
                 Ok(v) => v,
                 Err(e) => bail!("the ARD fit failed: {e}"),
             };
-            if p.method == Method::Features(Family::Ard) {
+            if method == Method::Features(Family::Ard) {
                 (Fitted::Features(Box::new(ard.clone())), 0.0, *ard_seconds)
             } else {
-                let family = p.method.family().expect("a feature model");
+                let family = method.family().expect("a feature model");
                 // This cell's own optimisation only (the shared ARD fit is `init_seconds`).
                 let own = Clock::start();
                 let mut rng = ctx.rng(&format!("{family:?}"));

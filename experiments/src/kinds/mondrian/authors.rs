@@ -9,8 +9,9 @@
 
 use ndarray::{Array1, Array2};
 
+use crate::kinds::common::upstream_rows::kind_rows;
 use crate::kinds::ColumnDoc;
-use crate::table::{Row, Value};
+use crate::table::Row;
 use crate::upstream::{self, driver, toolchain, Unavailable};
 
 /// The upstream's name in the registry.
@@ -33,26 +34,20 @@ pub fn run(
     let prepared = upstream::prepare(UPSTREAM)?;
     let dir = toolchain::cell_folder(&prepared, &format!("{curve}-{seed:016x}"))?;
     let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
-    let d = x_train.ncols();
     let flat = |x: &Array2<f64>| x.iter().copied().collect::<Vec<f64>>();
-    driver::write_csv(&dir.join("train.csv"), &flat(x_train), d, &y_train.to_vec())
-        .map_err(&fail)?;
-    driver::write_csv(&dir.join("test.csv"), &flat(x_test), d, &y_test.to_vec()).map_err(&fail)?;
+    driver::write_split(
+        &dir,
+        x_train.ncols(),
+        (&flat(x_train), &y_train.to_vec()),
+        (&flat(x_test), &y_test.to_vec()),
+    )
+    .map_err(&fail)?;
     let timeout = upstream::settings().timeout_seconds;
     let out = driver::run(&prepared, &dir, task, &params, seed, timeout)?;
-    let rows: Vec<Row> = out
-        .rows
-        .into_iter()
-        .map(|object| {
-            let mut row: Row = object
-                .into_iter()
-                .filter(|(k, _)| columns.iter().any(|c| c.name == k))
-                .map(|(k, v)| (k, Value::from_json(&v)))
-                .collect();
-            row.insert("curve".into(), curve.into());
-            row
-        })
-        .collect();
+    let mut rows = kind_rows(out.rows, columns);
+    for row in &mut rows {
+        row.insert("curve".into(), curve.into());
+    }
     if rows.is_empty() {
         return Err(fail("the driver returned no rows".into()));
     }

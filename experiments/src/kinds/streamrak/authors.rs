@@ -10,6 +10,7 @@
 
 use ndarray::Array2;
 
+use crate::kinds::common::upstream_rows::kind_rows;
 use crate::kinds::ColumnDoc;
 use crate::table::{Row, Value};
 use crate::upstream::{self, driver, toolchain, Unavailable};
@@ -44,20 +45,13 @@ pub fn run(
         .flat_map(|&i| train_x.row(i).to_vec())
         .collect();
     let y: Vec<f64> = order.iter().map(|&i| train_y[[i, 0]]).collect();
-    driver::write_csv(&dir.join("train.csv"), &x, d, &y).map_err(&fail)?;
     let tx: Vec<f64> = test_x.iter().copied().collect();
     let ty: Vec<f64> = test_y.column(0).to_vec();
-    driver::write_csv(&dir.join("test.csv"), &tx, d, &ty).map_err(&fail)?;
+    driver::write_split(&dir, d, (&x, &y), (&tx, &ty)).map_err(&fail)?;
     let timeout = upstream::settings().timeout_seconds;
     let out = driver::run(&prepared, &dir, task, &params, seed, timeout)?;
-    let mut rows = Vec::new();
-    for object in out.rows {
-        let mut row = Row::new();
-        for (k, v) in object {
-            if columns.iter().any(|c| c.name == k) {
-                row.insert(k, Value::from_json(&v));
-            }
-        }
+    let mut rows = kind_rows(out.rows, columns);
+    for row in &mut rows {
         if row.get("record").map(|r| r.to_string()).as_deref() == Some("summary") {
             row.insert(
                 "train_cpu_seconds".into(),
@@ -68,7 +62,6 @@ pub fn run(
                 Value::from(out.process.wall_seconds),
             );
         }
-        rows.push(row);
     }
     if rows.is_empty() {
         return Err(fail("the driver returned no rows".into()));
