@@ -35,6 +35,7 @@ use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::require_regression;
+use crate::kinds::common::upstream_rows::DenseSplit;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
 
@@ -420,16 +421,13 @@ fn by_revrand(
     }
     let seed: u64 = rand::Rng::random(&mut ctx.rng("revrand"));
     let cell = format!("revrand_{}-{seed:016x}", family.name());
-    Ok(super::revrand::run(
-        &x,
-        &y,
-        &d.raw_test,
-        &d.test_y,
-        params,
-        seed,
-        &cell,
-        COLUMNS,
-    )?)
+    let split = DenseSplit {
+        x_train: &x,
+        y_train: &y,
+        x_test: &d.raw_test,
+        y_test: &d.test_y,
+    };
+    Ok(super::revrand::run(&split, &params, seed, &cell, COLUMNS)?)
 }
 
 /// The training rows a cell uses: all, or a seeded subset of `max_train` (the same for every

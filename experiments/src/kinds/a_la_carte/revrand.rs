@@ -8,51 +8,29 @@
 //! standardises the inputs as this kind does, fits revrand's `StandardLinearModel` with its own
 //! random starts and L-BFGS-B stopping rule, and returns one row in the kind's columns.
 
-use ndarray::{Array1, Array2};
-
-use crate::kinds::common::upstream_rows::kind_rows;
+use crate::kinds::common::upstream_rows::{run_on_split, DenseSplit};
 use crate::kinds::ColumnDoc;
 use crate::table::Row;
-use crate::upstream::{self, driver, toolchain, Unavailable};
+use crate::upstream::Unavailable;
 
 /// The upstream's name in the registry.
 pub const UPSTREAM: &str = "revrand";
 
-/// Runs revrand's `family` (`rbf`, `ard` or `gm`) with the cell's `params`.
-#[allow(clippy::too_many_arguments)]
+/// Runs revrand's `family` (in `params`) on a split, in the scratch folder `cell`.
 pub fn run(
-    x_train: &Array2<f64>,
-    y_train: &Array1<f64>,
-    x_test: &Array2<f64>,
-    y_test: &Array1<f64>,
-    params: serde_json::Value,
+    split: &DenseSplit,
+    params: &serde_json::Value,
     seed: u64,
     cell: &str,
     columns: &[ColumnDoc],
 ) -> Result<Vec<Row>, Unavailable> {
-    let prepared = upstream::prepare(UPSTREAM)?;
-    let dir = toolchain::cell_folder(&prepared, cell)?;
-    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
-    let flat = |x: &Array2<f64>| x.iter().copied().collect::<Vec<f64>>();
-    driver::write_split(
-        &dir,
-        x_train.ncols(),
-        (&flat(x_train), &y_train.to_vec()),
-        (&flat(x_test), &y_test.to_vec()),
-    )
-    .map_err(&fail)?;
-    let timeout = upstream::settings().timeout_seconds;
-    let out = driver::run(
-        &prepared,
-        &dir,
+    run_on_split(
+        UPSTREAM,
         "fastfood_regression",
-        &params,
+        cell,
+        split,
+        params,
         seed,
-        timeout,
-    )?;
-    let rows = kind_rows(out.rows, columns);
-    if rows.is_empty() {
-        return Err(fail("the driver returned no rows".into()));
-    }
-    Ok(rows)
+        columns,
+    )
 }

@@ -29,6 +29,7 @@ use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::require_regression;
+use crate::kinds::common::upstream_rows::DenseSplit;
 use crate::kinds::mondrian::sweep::{
     default_dense_below, default_max_iterations, default_tolerance, Checkpoints, Learner, Solver,
     Sweep,
@@ -266,13 +267,16 @@ impl Kind for WidthSelection {
             params["method"] = serde_json::json!(name);
             let seed: u64 = rand::Rng::random(&mut ctx.rng("authors"));
             let curve = format!("authors_{name}");
+            let split = DenseSplit {
+                x_train: &d.x_train,
+                y_train: &d.y_train,
+                x_test: &d.x_test,
+                y_test: &d.y_test,
+            };
             return Ok(super::authors::run(
                 "width_selection",
-                &d.x_train,
-                &d.y_train,
-                &d.x_test,
-                &d.y_test,
-                params,
+                &split,
+                &params,
                 seed,
                 &curve,
                 COLUMNS,
