@@ -161,14 +161,14 @@ impl SideBySide {
                 let (m, _, _) = mean_sd(&theirs);
                 let verdict = match self.tolerance {
                     Some(t) if (m - p).abs() <= t => {
-                        format!(": authors' code reproduces it (within ±{})", significant(t))
+                        format!(": the upstream reproduces it (within ±{})", significant(t))
                     }
                     Some(t) => format!(
-                        ": authors' code does NOT reproduce it (off by {}, tolerance ±{})",
+                        ": the upstream does NOT reproduce it (off by {}, tolerance ±{})",
                         significant(m - p),
                         significant(t)
                     ),
-                    None => format!(" (authors' code off by {})", significant(m - p)),
+                    None => format!(" (the upstream off by {})", significant(m - p)),
                 };
                 format!("{}{verdict}", significant(p))
             }
@@ -204,10 +204,12 @@ pub fn side_by_side_markdown(entries: &[SideBySide], rows: &[Row]) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "Side by side with the authors' code on the same splits (mean ± sample sd; the paired \
-         difference is ours minus theirs per split; sign test: splits where ours is higher / \
-         lower (differences within 1e-6 are ties), two-sided p; CPU seconds per cell of each and the authors' over ours):\n\n\
-         | quantity | ours | authors' code | ours − authors (paired) | sign test | CPU s ours / authors: ratio | published |\n\
+        "Side by side with the upstream on the same splits (the authors' code, or where the \
+         config says so the nearest public code; mean ± sample sd; the paired difference is ours \
+         minus theirs per split; sign test: splits where ours is higher / lower, differences \
+         within 1e-6 are ties, two-sided p; CPU seconds per cell of each and theirs over \
+         ours):\n\n\
+         | quantity | ours | upstream | ours − upstream (paired) | sign test | CPU s ours / upstream: ratio | published |\n\
          |---|---|---|---|---|---|---|\n",
     );
     for e in entries {
