@@ -90,6 +90,21 @@ impl SideBySide {
         Ok(())
     }
 
+    /// The upstream's mean beside the paper's number, once both exist.
+    pub fn upstream_vs_paper(&self, rows: &[Row]) -> Option<UpstreamVsPaper> {
+        let published = self.published?;
+        let theirs = values_of(rows, &self.metric, &self.upstream);
+        if theirs.is_empty() {
+            return None;
+        }
+        let (upstream, _, _) = mean_sd(&theirs);
+        Some(UpstreamVsPaper {
+            published,
+            upstream,
+            reproduces: self.tolerance.map(|t| (upstream - published).abs() <= t),
+        })
+    }
+
     /// The table's line: ours, upstream, the paired difference and its two-sided sign test, CPU
     /// seconds of each and their ratio, the published number and whether the authors' code
     /// reproduces it.
@@ -154,32 +169,41 @@ impl SideBySide {
             }
             None => "—".to_string(),
         };
-        let published = match (self.published, theirs.is_empty()) {
+        let published = match (self.published, self.upstream_vs_paper(rows)) {
             (None, _) => "—".to_string(),
-            (Some(p), true) => significant(p),
-            (Some(p), false) => {
-                let (m, _, _) = mean_sd(&theirs);
-                let verdict = match self.tolerance {
-                    Some(t) if (m - p).abs() <= t => {
+            (Some(p), None) => significant(p),
+            (Some(p), Some(v)) => {
+                let verdict = match (v.reproduces, self.tolerance) {
+                    (Some(true), Some(t)) => {
                         format!(": the upstream reproduces it (within ±{})", significant(t))
                     }
-                    Some(t) => format!(
+                    (_, Some(t)) => format!(
                         ": the upstream does NOT reproduce it (off by {}, tolerance ±{})",
-                        significant(m - p),
+                        significant(v.upstream - p),
                         significant(t)
                     ),
-                    None => format!(" (the upstream off by {})", significant(m - p)),
+                    (_, None) => format!(" (the upstream off by {})", significant(v.upstream - p)),
                 };
                 format!("{}{verdict}", significant(p))
             }
         };
         format!(
             "| {} | {} | {} | {paired} | {test} | {speed} | {published} |\n",
-            self.label,
+            self.label.replace('|', "\\|"),
             fmt(&ours),
             fmt(&theirs)
         )
     }
+}
+
+/// Whether the upstream reproduces the paper's number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UpstreamVsPaper {
+    pub published: f64,
+    /// The upstream's mean over the rows.
+    pub upstream: f64,
+    /// Within the tolerance; `None` without one.
+    pub reproduces: Option<bool>,
 }
 
 /// Paired differences at most this large are ties (the authors' programs print their numbers
@@ -216,6 +240,25 @@ pub fn side_by_side_markdown(entries: &[SideBySide], rows: &[Row]) -> String {
         out.push_str(&e.line(rows));
     }
     out.push('\n');
+    let verdicts: Vec<_> = entries
+        .iter()
+        .filter_map(|e| e.upstream_vs_paper(rows))
+        .collect();
+    let with_published = entries.iter().filter(|e| e.published.is_some()).count();
+    let count = |v: Option<bool>| verdicts.iter().filter(|x| x.reproduces == v).count();
+    out.push_str(&match with_published {
+        0 => "The upstream beside the paper: no published number for these quantities.\n\n"
+            .to_string(),
+        _ => format!(
+            "The upstream beside the paper: of {with_published} published number(s), the \
+             upstream ran on {}: it reproduces {} within the stated tolerance, does not reproduce \
+             {}, and {} have no tolerance.\n\n",
+            verdicts.len(),
+            count(Some(true)),
+            count(Some(false)),
+            count(None)
+        ),
+    });
     out
 }
 

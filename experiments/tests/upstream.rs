@@ -41,10 +41,15 @@ fn tess19_missing() -> Option<String> {
 
 /// A project root holding the side-by-side config.
 fn root() -> tempfile::TempDir {
+    root_with(CONFIG)
+}
+
+/// A project root holding `config`.
+fn root_with(config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(CONFIG);
+    let path = dir.path().join(config);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::copy(common::project_dir().join(CONFIG), &path).unwrap();
+    std::fs::copy(common::project_dir().join(config), &path).unwrap();
     std::fs::write(dir.path().join("Cargo.toml"), "[workspace]\n").unwrap();
     dir
 }
@@ -52,6 +57,16 @@ fn root() -> tempfile::TempDir {
 /// `repro run` of the config's quick profile in `root`, with the mirror `mirror`, a cache of its
 /// own, downloads pointed at nothing, and `extra` arguments and environment.
 fn run(root: &Path, mirror: &Path, extra: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    run_config(CONFIG, root, mirror, extra, env)
+}
+
+fn run_config(
+    config: &str,
+    root: &Path,
+    mirror: &Path,
+    extra: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_repro"));
     cmd.env("REPRO_DATA_DIR", data())
         .env("REPRO_UPSTREAM_DIR", mirror)
@@ -60,7 +75,7 @@ fn run(root: &Path, mirror: &Path, extra: &[&str], env: &[(&str, &std::ffi::OsSt
         .env("REPRO_FETCH_BASE", "http://127.0.0.1:9/")
         .arg("--root")
         .arg(root)
-        .args(["run", CONFIG, "--profile", "quick", "--no-plot"])
+        .args(["run", config, "--profile", "quick", "--no-plot"])
         .args(extra);
     for (k, v) in env {
         cmd.env(k, v);
@@ -256,4 +271,63 @@ fn a_crashing_or_hanging_upstream_is_skipped_with_the_reason() {
     assert!(text.contains("ran past its timeout of 0.5 s"), "{text}");
     assert_eq!(methods(&rows(&table)), ["mrtf", "urtf", "wmrtf", "wurtf"]);
     assert!(started.elapsed().as_secs() < 50);
+}
+
+/// Why this machine cannot run the Mondrian-kernel scripts (Python 3 and the mirror's archive;
+/// the packages come from PyPI into the cache's virtual environment).
+fn mondrian_kernel_missing() -> Option<String> {
+    let r = experiments::upstream::find("mondrian_kernel").unwrap();
+    if !mirror().join(&r.archive).is_file() {
+        return Some(format!("no {} in {}", r.archive, mirror().display()));
+    }
+    let missing = experiments::upstream::toolchain::missing(&r.requires);
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
+/// A Python upstream through the harness: the authors' experiment_1 (Fig. 5) on the very points
+/// of the project's maps. Both estimate the same exact Laplace kernel from draws of the same
+/// maps, so each method's errors lie on the same grid of M, within [0, 1.5], and the authors'
+/// Mondrian and binning errors fall with M as ours do (independent code, same property).
+#[test]
+fn the_authors_fig5_runs_on_the_same_points() {
+    const FIG5: &str = "configs/mondrian/fig5_side_by_side.toml";
+    if let Some(why) = mondrian_kernel_missing() {
+        eprintln!("SKIPPED: the Mondrian-kernel scripts cannot run here: {why}");
+        return;
+    }
+    let dir = root_with(FIG5);
+    let out = run_config(FIG5, dir.path(), &mirror(), &["--require-upstream"], &[]);
+    let table = common::table_written(dir.path(), &out);
+    let rows = rows(&table);
+    let curve = |method: &str| -> Vec<(i64, f64)> {
+        let mut v: Vec<(i64, f64)> = rows
+            .iter()
+            .filter(|r| r["method"].to_string() == method && r["rep"].as_f64() == Some(0.0))
+            .map(|r| {
+                (
+                    r["m_axis"].as_f64().unwrap() as i64,
+                    r["max_abs_error"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort_by_key(|p| p.0);
+        v
+    };
+    for method in ["mondrian", "random_binning", "random_fourier"] {
+        let ours = curve(method);
+        let theirs = curve(&format!("authors_{method}"));
+        assert!(!ours.is_empty(), "{method}");
+        let grid = |c: &[(i64, f64)]| c.iter().map(|p| p.0).collect::<Vec<_>>();
+        assert_eq!(grid(&ours), grid(&theirs), "{method}: the same M axis");
+        for (_, e) in ours.iter().chain(&theirs) {
+            assert!((0.0..=1.5).contains(e), "{method}: error {e}");
+        }
+        if method != "random_fourier" {
+            let (first, last) = (theirs[0].1, theirs[theirs.len() - 1].1);
+            assert!(
+                last < first,
+                "{method}: authors' error {first} at M = 1, {last} at M = 10"
+            );
+        }
+    }
 }

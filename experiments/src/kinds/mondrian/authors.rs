@@ -1,6 +1,7 @@
 //! The authors' Python scripts (upstream `mondrian_kernel`, patched for Python 3) on the same
-//! split: Fig. 8's `authors_mondrian` sweep and `authors_random_fourier` /
-//! `authors_random_binning` width searches (`experiment_2`, `utils.select_width`).
+//! split: Fig. 5's kernel errors of nested prefixes (`experiment_1`), Fig. 8's `authors_mondrian`
+//! sweep and `authors_random_fourier` / `authors_random_binning` width searches (`experiment_2`,
+//! `utils.select_width`).
 //!
 //! The split's training and test rows are written as the drivers' CSV; the kit's `driver.py`
 //! runs the authors' functions with the cell's `[params]` (their own names) and a seed derived
@@ -15,20 +16,14 @@ use crate::upstream::Unavailable;
 /// The upstream's name in the registry.
 pub const UPSTREAM: &str = "mondrian_kernel";
 
-/// Runs the driver's `task` on a split; its rows keep the kind's `columns`, and `curve` is set
-/// to `curve` (so the authors' curves are told from the project's).
+/// Runs the driver's `task` on a split; its rows keep the kind's `columns`.
 pub fn run(
     task: &str,
     split: &DenseSplit,
     params: &serde_json::Value,
     seed: u64,
-    curve: &str,
     columns: &[ColumnDoc],
 ) -> Result<Vec<Row>, Unavailable> {
-    let cell = format!("{curve}-{seed:016x}");
-    let mut rows = run_on_split(UPSTREAM, task, &cell, split, params, seed, columns)?;
-    for row in &mut rows {
-        row.insert("curve".into(), curve.into());
-    }
-    Ok(rows)
+    let cell = format!("{task}-{seed:016x}");
+    run_on_split(UPSTREAM, task, &cell, split, params, seed, columns)
 }

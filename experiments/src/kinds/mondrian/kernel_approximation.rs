@@ -5,6 +5,11 @@
 //! prefixes give the estimates `K̂_R` for every R ("nested prefixes", as the authors' sweeps). The
 //! error is `max_ij |K̂_R − K_ij|` over all pairs of the shared points, diagonal included, against
 //! the exact Laplace kernel `exp(−λ‖x − x'‖₁)`.
+//!
+//! `authors_mondrian`, `authors_random_binning` and `authors_random_fourier` run the authors'
+//! `experiment_1` (upstream `mondrian_kernel`, [`super::authors`]) on the very same points: one
+//! sweep of nested prefixes of each map, seeded from the cell, errors against their own exact
+//! kernel.
 
 use anyhow::Result;
 use kernel_core::kernel::laplace_gram;
@@ -16,6 +21,7 @@ use crate::context::CellContext;
 use crate::data::synthetic::uniform_box::UniformBox;
 use crate::data::DataSpec;
 use crate::data::DataView;
+use crate::kinds::common::upstream_rows::DenseSplit;
 use crate::kinds::mondrian::feature_maps;
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -38,7 +44,8 @@ fn too_many(n: usize) -> String {
 #[serde(deny_unknown_fields)]
 pub struct KernelApproximationParams {
     /// The feature map (`mondrian`, `random_binning`, `random_fourier`: see
-    /// [`crate::kinds::mondrian::feature_maps`]).
+    /// [`crate::kinds::mondrian::feature_maps`]), or the authors' of the same name
+    /// (`authors_mondrian`, ...).
     pub method: String,
     /// λ of the Laplace kernel `exp(−λ‖x − x'‖₁)` (the Mondrian lifetime), checked when read.
     pub lifetime: Lifetime,
@@ -48,9 +55,30 @@ pub struct KernelApproximationParams {
     pub max_nonzeros: usize,
 }
 
+impl KernelApproximationParams {
+    /// The feature map's name without the `authors_` prefix, and whether it had one.
+    fn map_name(&self) -> (&str, bool) {
+        match self.method.strip_prefix(AUTHORS) {
+            Some(name) => (name, true),
+            None => (&self.method, false),
+        }
+    }
+}
+
+/// The prefix of the methods run by the authors' scripts.
+const AUTHORS: &str = "authors_";
+
 impl Params for KernelApproximationParams {
     fn check(&self) -> Result<(), String> {
-        feature_maps::find(&self.method)?.blocks(self.max_nonzeros)?;
+        let (name, authors) = self.map_name();
+        feature_maps::find(name)?.blocks(self.max_nonzeros)?;
+        if authors && self.max_nonzeros % 2 == 1 {
+            return Err(format!(
+                "method {}: max_nonzeros = {} must be even (the authors' script gives Fourier \
+                 features max_nonzeros / 2 frequencies for every map)",
+                self.method, self.max_nonzeros
+            ));
+        }
         if self.max_nonzeros > 100_000 {
             return Err(format!(
                 "max_nonzeros = {}: at most 100000",
@@ -102,6 +130,10 @@ impl Kind for KernelApproximation {
         }
     }
 
+    fn upstream(p: &KernelApproximationParams) -> Option<&'static str> {
+        p.map_name().1.then_some(super::authors::UPSTREAM)
+    }
+
     fn prepare(data: &DataView) -> Result<Array2<f64>> {
         let x = data.points()?;
         if x.nrows() > MAX_POINTS {
@@ -115,7 +147,11 @@ impl Kind for KernelApproximation {
         p: &KernelApproximationParams,
         ctx: &CellContext,
     ) -> Result<Vec<Row>> {
-        let method = feature_maps::find(&p.method).map_err(anyhow::Error::msg)?;
+        let (name, authors) = p.map_name();
+        if authors {
+            return authors_errors(x, p, name, ctx);
+        }
+        let method = feature_maps::find(name).map_err(anyhow::Error::msg)?;
         let exact = laplace_gram(x.view(), x.view(), p.lifetime.get())?;
         let blocks = method.blocks(p.max_nonzeros).map_err(anyhow::Error::msg)?;
         let features = method.sample(x.view(), p.lifetime.get(), blocks, ctx)?;
@@ -139,4 +175,31 @@ impl Kind for KernelApproximation {
             })
             .collect())
     }
+}
+
+/// The authors' `experiment_1` on the points: one sweep of nested prefixes of the map `name`.
+fn authors_errors(
+    x: &Array2<f64>,
+    p: &KernelApproximationParams,
+    name: &str,
+    ctx: &CellContext,
+) -> Result<Vec<Row>> {
+    let params = serde_json::json!({
+        "method": name,
+        "lifetime": p.lifetime.get(),
+        "max_nonzeros": p.max_nonzeros,
+        "sweeps": 1,
+    });
+    let seed: u64 = rand::Rng::random(&mut ctx.rng("authors"));
+    // The script reads only the inputs; the targets and the test rows are placeholders.
+    let y = ndarray::Array1::zeros(x.nrows());
+    let split = DenseSplit {
+        x_train: x,
+        y_train: &y,
+        x_test: x,
+        y_test: &y,
+    };
+    let mut rows = super::authors::run("kernel_error", &split, &params, seed, COLUMNS)?;
+    rows.retain(|r| r.contains_key("max_abs_error"));
+    Ok(rows)
 }

@@ -273,14 +273,12 @@ impl Kind for WidthSelection {
                 x_test: &d.x_test,
                 y_test: &d.y_test,
             };
-            return Ok(super::authors::run(
-                "width_selection",
-                &split,
-                &params,
-                seed,
-                &curve,
-                COLUMNS,
-            )?);
+            let mut rows = super::authors::run("width_selection", &split, &params, seed, COLUMNS)?;
+            // The authors' curves are told from the project's.
+            for row in &mut rows {
+                row.insert("curve".into(), curve.as_str().into());
+            }
+            return Ok(rows);
         }
         let holdout = match p.selection {
             Selection::Test => None,
