@@ -33,4 +33,5 @@ pub fn run(
         seed,
         columns,
     )
+    .map(|r| r.rows)
 }

@@ -5,6 +5,7 @@ use ndarray::{Array1, Array2};
 
 use crate::kinds::ColumnDoc;
 use crate::table::{Row, Value};
+use crate::upstream::process::Finished;
 use crate::upstream::{self, driver, toolchain, Unavailable};
 
 /// A split's rows for a driver: training and test inputs and targets.
@@ -13,6 +14,12 @@ pub struct DenseSplit<'a> {
     pub y_train: &'a Array1<f64>,
     pub x_test: &'a Array2<f64>,
     pub y_test: &'a Array1<f64>,
+}
+
+/// What a driver run gave: its rows as the kind's, and what its process cost.
+pub struct UpstreamRows {
+    pub rows: Vec<Row>,
+    pub process: Finished,
 }
 
 /// Runs the driver's `task` of the Python upstream `name` on a split, in the scratch folder
@@ -25,7 +32,7 @@ pub fn run_on_split(
     params: &serde_json::Value,
     seed: u64,
     columns: &[ColumnDoc],
-) -> Result<Vec<Row>, Unavailable> {
+) -> Result<UpstreamRows, Unavailable> {
     let prepared = upstream::prepare(name)?;
     let dir = toolchain::cell_folder(&prepared, cell)?;
     let fail = |reason: String| Unavailable::new(name, reason);
@@ -43,7 +50,10 @@ pub fn run_on_split(
     if rows.is_empty() {
         return Err(fail("the driver returned no rows".into()));
     }
-    Ok(rows)
+    Ok(UpstreamRows {
+        rows,
+        process: out.process,
+    })
 }
 
 /// The driver's rows restricted to the kind's `columns`.

@@ -43,15 +43,11 @@ pub struct Settings {
     pub rank: usize,
 }
 
-/// What a run measured.
+/// What a run measured: what it printed, and its process's CPU and wall seconds (its own timers
+/// are wall clocks of parts of the run, so they are not used).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
-    pub accuracy: f64,
-    pub train_accuracy: Option<f64>,
-    pub support_vectors: Option<f64>,
-    /// Its own wall seconds of the training pass and of the test.
-    pub learning_seconds: Option<f64>,
-    pub test_seconds: Option<f64>,
+    pub printed: Printed,
     pub cpu_seconds: f64,
     pub wall_seconds: f64,
 }
@@ -101,15 +97,12 @@ fn after(out: &str, label: &str) -> Option<f64> {
     token.parse().ok()
 }
 
-/// What the program prints: test and training accuracy, support vectors, its own wall seconds
-/// of the training pass and of the test.
+/// What the program prints: test and training accuracy, support vectors.
 #[derive(Debug, Clone, PartialEq)]
-struct Printed {
-    accuracy: f64,
-    train_accuracy: Option<f64>,
-    support_vectors: Option<f64>,
-    learning_seconds: Option<f64>,
-    test_seconds: Option<f64>,
+pub struct Printed {
+    pub accuracy: f64,
+    pub train_accuracy: Option<f64>,
+    pub support_vectors: Option<f64>,
 }
 
 /// Parses the program's output.
@@ -121,8 +114,6 @@ fn parse(out: &str) -> Result<Printed, String> {
         accuracy: accuracy / 100.0,
         train_accuracy: after(out, "Learn acuracy:").map(|a| a / 100.0),
         support_vectors: after(out, "#SV:"),
-        learning_seconds: after(out, "Learning time:"),
-        test_seconds: after(out, "Test time:"),
     })
 }
 
@@ -217,11 +208,7 @@ pub fn run(
     .map_err(&fail)?;
     let printed = parse(&done.stdout).map_err(|e| fail(format!("{e}; {}", dir.display())))?;
     Ok(Measured {
-        accuracy: printed.accuracy,
-        train_accuracy: printed.train_accuracy,
-        support_vectors: printed.support_vectors,
-        learning_seconds: printed.learning_seconds,
-        test_seconds: printed.test_seconds,
+        printed,
         cpu_seconds: done.cpu_seconds,
         wall_seconds: done.wall_seconds,
     })
@@ -240,8 +227,6 @@ mod tests {
         assert!((p.accuracy - 0.78613106).abs() < 1e-12);
         assert!((p.train_accuracy.unwrap() - 0.79567581).abs() < 1e-12);
         assert_eq!(p.support_vectors, Some(0.0));
-        assert_eq!(p.learning_seconds, Some(1.49731));
-        assert_eq!(p.test_seconds, Some(0.777207));
         assert!(parse("load test set failed!\n")
             .unwrap_err()
             .contains("Test acuracy"));

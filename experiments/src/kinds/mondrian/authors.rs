@@ -25,5 +25,5 @@ pub fn run(
     columns: &[ColumnDoc],
 ) -> Result<Vec<Row>, Unavailable> {
     let cell = format!("{task}-{seed:016x}");
-    run_on_split(UPSTREAM, task, &cell, split, params, seed, columns)
+    run_on_split(UPSTREAM, task, &cell, split, params, seed, columns).map(|r| r.rows)
 }

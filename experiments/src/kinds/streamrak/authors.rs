@@ -8,12 +8,12 @@
 //! summary under the kind's column names. StreaMRAK upstream has no deepest level: it fits every
 //! level that becomes ready (`max_level` applies to LP-KRR only).
 
-use ndarray::Array2;
+use ndarray::{Array1, Array2, Axis};
 
-use crate::kinds::common::upstream_rows::kind_rows;
+use crate::kinds::common::upstream_rows::{run_on_split, DenseSplit};
 use crate::kinds::ColumnDoc;
 use crate::table::{Row, Value};
-use crate::upstream::{self, driver, toolchain, Unavailable};
+use crate::upstream::Unavailable;
 
 /// The upstream's name in the registry.
 pub const UPSTREAM: &str = "streamrak";
@@ -33,24 +33,25 @@ pub fn run(
     seed: u64,
     columns: &[ColumnDoc],
 ) -> Result<Vec<Row>, Unavailable> {
-    let prepared = upstream::prepare(UPSTREAM)?;
-    let dir = toolchain::cell_folder(&prepared, &format!("{task}-{seed:016x}"))?;
-    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
     if train_y.ncols() != 1 {
-        return Err(fail("the driver takes one target column".into()));
+        return Err(Unavailable::new(
+            UPSTREAM,
+            "the driver takes one target column",
+        ));
     }
-    let d = train_x.ncols();
-    let x: Vec<f64> = order
-        .iter()
-        .flat_map(|&i| train_x.row(i).to_vec())
-        .collect();
-    let y: Vec<f64> = order.iter().map(|&i| train_y[[i, 0]]).collect();
-    let tx: Vec<f64> = test_x.iter().copied().collect();
-    let ty: Vec<f64> = test_y.column(0).to_vec();
-    driver::write_split(&dir, d, (&x, &y), (&tx, &ty)).map_err(&fail)?;
-    let timeout = upstream::settings().timeout_seconds;
-    let out = driver::run(&prepared, &dir, task, &params, seed, timeout)?;
-    let mut rows = kind_rows(out.rows, columns);
+    // The training rows in the stream's order.
+    let x = train_x.select(Axis(0), order);
+    let y: Array1<f64> = order.iter().map(|&i| train_y[[i, 0]]).collect();
+    let ty = test_y.column(0).to_owned();
+    let split = DenseSplit {
+        x_train: &x,
+        y_train: &y,
+        x_test: test_x,
+        y_test: &ty,
+    };
+    let cell = format!("{task}-{seed:016x}");
+    let out = run_on_split(UPSTREAM, task, &cell, &split, &params, seed, columns)?;
+    let mut rows = out.rows;
     for row in &mut rows {
         if row.get("record").map(|r| r.to_string()).as_deref() == Some("summary") {
             row.insert(
@@ -62,9 +63,6 @@ pub fn run(
                 Value::from(out.process.wall_seconds),
             );
         }
-    }
-    if rows.is_empty() {
-        return Err(fail("the driver returned no rows".into()));
     }
     Ok(rows)
 }
