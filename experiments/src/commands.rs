@@ -403,7 +403,13 @@ pub fn check(
         .map(|(_, r)| r.iter().filter(|c| !c.ok()).count())
         .sum();
     let total: usize = all.iter().map(|(_, r)| r.len()).sum();
-    println!("{} of {total} checks passed", total - failed);
+    let flat: Vec<&CheckResult> = all.iter().flat_map(|(_, r)| r).collect();
+    print!("{}", crate::check::format_counts(&flat));
+    println!(
+        "{} of {total} checks did not fail ({} of them published numbers reproduced)",
+        total - failed,
+        flat.iter().filter(|c| c.verdict() == "reproduced").count()
+    );
     if !skipped.is_empty() {
         println!(
             "NOT CHECKED (data not present): {}. Get the data (repro datasets list) to check them.",

@@ -569,12 +569,14 @@ fn validate(config: &Config) -> Result<Grid, String> {
     }
     for (i, check) in config.check.iter().enumerate() {
         check
-            .validate(&columns)
+            .validate_basis()
+            .and_then(|()| check.validate(&columns))
             .map_err(|m| format!("check #{} ({}): {m}", i + 1, check.name()))?;
     }
     for (i, hypothesis) in config.hypothesis.iter().enumerate() {
         hypothesis
-            .validate(&columns)
+            .validate_hypothesis()
+            .and_then(|()| hypothesis.validate(&columns))
             .map_err(|m| format!("hypothesis #{} ({}): {m}", i + 1, hypothesis.name()))?;
     }
     for (i, entry) in config.side_by_side.iter().enumerate() {

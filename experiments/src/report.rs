@@ -15,35 +15,33 @@ use crate::store::{self, RunPaths};
 use crate::summary::{mean_pm_sd, number};
 use crate::table::{Row, Value};
 
-/// Appends a Markdown table of check (or hypothesis) results, with `words` for passed and
-/// failed; returns how many failed.
-fn results_table(
-    out: &mut String,
-    header: &str,
-    results: &[crate::check::CheckResult],
-    words: (&str, &str),
-) -> usize {
+/// Appends a Markdown table of check (or hypothesis) results: the verdict worded by each
+/// check's basis (only a published check's pass reads "reproduced"); returns how many failed.
+fn results_table(out: &mut String, header: &str, results: &[crate::check::CheckResult]) -> usize {
     if results.is_empty() {
         return 0;
     }
-    let _ = writeln!(out, "{header}\n|---|---|---|---|");
+    let _ = writeln!(out, "{header}\n|---|---|---|---|---|");
     let mut failed = 0;
     for c in results {
+        let verdict = match &c.outcome {
+            Outcome::Passed => c.verdict().to_string(),
+            Outcome::Failed => {
+                failed += 1;
+                format!("**{}**", c.verdict())
+            }
+            Outcome::KnownDeviation(_) => format!("{}: {}", c.verdict(), c.detail),
+            Outcome::NotApplicable(why) => format!("n/a: {why}"),
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | [{}, {}] | {} |",
-            c.name,
+            "| {} | {} | {} | [{}, {}] | {} |",
+            c.name.replace('|', "\\|"),
+            c.basis.map_or("hypothesis", crate::check::Basis::word),
             c.value.map_or("n/a".into(), number),
             c.min.map_or("-inf".into(), number),
             c.max.map_or("+inf".into(), number),
-            match &c.outcome {
-                Outcome::Passed => words.0.to_string(),
-                Outcome::Failed => {
-                    failed += 1;
-                    words.1.to_string()
-                }
-                Outcome::NotApplicable(why) => format!("n/a: {why}"),
-            }
+            verdict.replace('|', "\\|"),
         );
     }
     out.push('\n');
@@ -306,18 +304,6 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                 &r.config.side_by_side,
                 &rows,
             ));
-            let hypotheses = crate::check::evaluate_all(
-                &r.config.hypothesis,
-                &rows,
-                &manifest.profile,
-                &manifest.overrides,
-            );
-            results_table(
-                &mut out,
-                "| hypothesis | value | holds when in | holds? |",
-                &hypotheses,
-                ("holds", "**does not hold**"),
-            );
             let checks = crate::check::evaluate_all(
                 &r.config.check,
                 &rows,
@@ -326,9 +312,22 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
             );
             failed_checks += results_table(
                 &mut out,
-                "| check | value | bounds | result |",
+                "Checks (basis: `published` bounds from the paper's number, `upstream` from the \
+                 authors' code, `regression` a pin of our own output, `invariant` true by \
+                 construction):\n\n| check | basis | value | bounds | verdict |",
                 &checks,
-                ("pass", "**FAIL**"),
+            );
+            let hypotheses = crate::check::evaluate_all(
+                &r.config.hypothesis,
+                &rows,
+                &manifest.profile,
+                &manifest.overrides,
+            );
+            results_table(
+                &mut out,
+                "Hypotheses (the spec's expectations where the paper prints no number: reported, \
+                 never a verdict):\n\n| hypothesis | basis | value | holds when in | holds? |",
+                &hypotheses,
             );
         }
     }

@@ -23,10 +23,15 @@
 //!
 //! A check applies to the profiles it lists (all when `profiles` is absent), so a config can hold
 //! tight bounds for the full run and looser ones for the quick profile.
+//!
+//! Every check declares its `basis` ([`Basis`]): `published` (a pass is a reproduction),
+//! `upstream`, `regression` (a pin of our own output) or `invariant`; its verdict is worded by
+//! it ([`CheckResult::verdict`]). A published check marked `known_deviation` that falls outside
+//! its bounds is "not reproduced (known)": reported, not a failure.
 
 mod spec;
 
-pub use spec::{CheckSpec, CheckTest, Statistic, ALWAYS_VALID_UNDER};
+pub use spec::{Basis, CheckSpec, CheckTest, KnownDeviation, Statistic, ALWAYS_VALID_UNDER};
 
 use crate::stats::{loglog_slope, reach, sign_test, values_of};
 use crate::table::Row;
@@ -36,6 +41,8 @@ use crate::table::Row;
 pub enum Outcome {
     Passed,
     Failed,
+    /// Outside published bounds the config marks as a known deviation (the reason).
+    KnownDeviation(String),
     /// The run overrides parameters the check's bounds presume (the reason).
     NotApplicable(String),
 }
@@ -49,12 +56,34 @@ pub struct CheckResult {
     pub max: Option<f64>,
     pub outcome: Outcome,
     pub detail: String,
+    /// What the bounds rest on (`None` for a hypothesis).
+    pub basis: Option<Basis>,
+    pub artefact: Option<String>,
+    pub published: Option<f64>,
 }
 
 impl CheckResult {
-    /// Passed or not applicable: nothing that a user must look at.
+    /// Passed, a known deviation or not applicable: nothing that fails a run.
     pub fn ok(&self) -> bool {
         self.outcome != Outcome::Failed
+    }
+
+    /// The verdict in words, by basis: only a published check's pass is "reproduced".
+    pub fn verdict(&self) -> &'static str {
+        match (&self.outcome, self.basis) {
+            (Outcome::NotApplicable(_), _) => "n/a",
+            (Outcome::KnownDeviation(_), _) => "not reproduced (known)",
+            (Outcome::Passed, Some(Basis::Published)) => "reproduced",
+            (Outcome::Passed, Some(Basis::Upstream)) => "agrees with upstream",
+            (Outcome::Passed, Some(Basis::Regression)) => "pin holds",
+            (Outcome::Passed, Some(Basis::Invariant)) => "holds",
+            (Outcome::Passed, None) => "holds",
+            (Outcome::Failed, Some(Basis::Published)) => "FAILED: not reproduced",
+            (Outcome::Failed, Some(Basis::Upstream)) => "FAILED: differs from upstream",
+            (Outcome::Failed, Some(Basis::Regression)) => "FAILED: pin moved",
+            (Outcome::Failed, Some(Basis::Invariant)) => "FAILED: invariant broken",
+            (Outcome::Failed, None) => "does not hold",
+        }
     }
 }
 
@@ -76,6 +105,9 @@ impl CheckSpec {
                 invalid.join(", ")
             )),
             detail: String::new(),
+            basis: self.basis,
+            artefact: self.artefact.clone(),
+            published: self.published,
         }
     }
 
@@ -125,17 +157,30 @@ impl CheckSpec {
             }
             Err(e) => (None, false, e),
         };
+        let (outcome, detail) = match (passed, &self.known_deviation) {
+            (true, None) => (Outcome::Passed, detail),
+            (true, Some(_)) => (
+                Outcome::Passed,
+                "marked as a known deviation, yet within the published bounds now: review the \
+                 mark"
+                    .to_string(),
+            ),
+            (false, Some(d)) if value.is_some() => (
+                Outcome::KnownDeviation(d.reason.clone()),
+                format!("{} (evidence: {})", d.reason, d.evidence),
+            ),
+            (false, _) => (Outcome::Failed, detail),
+        };
         CheckResult {
             name: self.name.clone(),
             value,
             min,
             max,
-            outcome: if passed {
-                Outcome::Passed
-            } else {
-                Outcome::Failed
-            },
+            outcome,
             detail,
+            basis: self.basis,
+            artefact: self.artefact.clone(),
+            published: self.published,
         }
     }
 }
@@ -152,31 +197,57 @@ fn statistic_of(
     Ok(statistic.of(&values))
 }
 
-/// Formats check results as an aligned text table; failed rows are marked.
+/// Formats check results as an aligned text table: the verdict (worded by the check's basis),
+/// the basis, the check, its value and bounds.
 pub fn format_results(experiment: &str, results: &[CheckResult]) -> String {
-    format_marked(experiment, results, ["ok  ", "FAIL", "n/a "])
-}
-
-/// Formats results with a mark for passed, failed and not applicable.
-fn format_marked(experiment: &str, results: &[CheckResult], marks: [&str; 3]) -> String {
     let mut out = String::new();
     for r in results {
-        let bounds = format!(
-            "[{}, {}]",
-            r.min.map_or("-inf".into(), |v| format!("{v}")),
-            r.max.map_or("+inf".into(), |v| format!("{v}"))
-        );
-        let value = r.value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
-        let (mark, detail) = match &r.outcome {
-            Outcome::Passed => (marks[0], r.detail.as_str()),
-            Outcome::Failed => (marks[1], r.detail.as_str()),
-            Outcome::NotApplicable(why) => (marks[2], why.as_str()),
+        let detail = match &r.outcome {
+            Outcome::NotApplicable(why) => why.as_str(),
+            _ => r.detail.as_str(),
         };
         out.push_str(&format!(
-            "  {mark} {:<60} {:>10} in {:<18} {detail}\n",
+            "  {:<29} {:<11} {:<60} {:>10} in {:<18} {detail}\n",
+            r.verdict(),
+            r.basis.map_or("", Basis::word),
             format!("{experiment}: {}", r.name),
-            value,
-            bounds,
+            r.value.map_or("n/a".to_string(), |v| format!("{v:.4}")),
+            bounds(r),
+        ));
+    }
+    out
+}
+
+fn bounds(r: &CheckResult) -> String {
+    format!(
+        "[{}, {}]",
+        r.min.map_or("-inf".into(), |v| format!("{v}")),
+        r.max.map_or("+inf".into(), |v| format!("{v}"))
+    )
+}
+
+/// The counts by basis and by verdict of a set of check results, one line each basis.
+pub fn format_counts(results: &[&CheckResult]) -> String {
+    let mut out = String::from("checks by basis and verdict:\n");
+    for basis in Basis::ALL {
+        let of: Vec<&&CheckResult> = results.iter().filter(|r| r.basis == Some(basis)).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let mut verdicts: Vec<(&str, usize)> = Vec::new();
+        for r in &of {
+            match verdicts.iter_mut().find(|(v, _)| *v == r.verdict()) {
+                Some((_, n)) => *n += 1,
+                None => verdicts.push((r.verdict(), 1)),
+            }
+        }
+        verdicts.sort();
+        let words: Vec<String> = verdicts.iter().map(|(v, n)| format!("{n} {v}")).collect();
+        out.push_str(&format!(
+            "  {:<11} {:>4}: {}\n",
+            basis.word(),
+            of.len(),
+            words.join(", ")
         ));
     }
     out
@@ -198,11 +269,7 @@ pub fn evaluate_all(
 
 /// Formats hypothesis results: `holds`, `does not hold` or `n/a`.
 pub fn format_hypotheses(experiment: &str, results: &[CheckResult]) -> String {
-    format_marked(
-        experiment,
-        results,
-        ["holds        ", "does not hold", "n/a          "],
-    )
+    format_results(experiment, results)
 }
 
 #[cfg(test)]

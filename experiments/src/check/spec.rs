@@ -46,6 +46,52 @@ impl Statistic {
 /// not the parameters the bounds presume.
 pub const ALWAYS_VALID_UNDER: &[&str] = &["seed", "repeats"];
 
+/// What a check's bounds rest on (`basis = ...`): what its passing shows.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Bounds from the paper's number and its stated or measured spread: a pass is a
+    /// reproduction.
+    Published,
+    /// Bounds from the authors' code run on the same splits: a pass is agreement with it.
+    Upstream,
+    /// A pin of the project's own output (for CI only): a pass says nothing moved, not that
+    /// anything reproduces.
+    Regression,
+    /// A property true by construction, kept because it guards the run's output.
+    Invariant,
+}
+
+impl Basis {
+    pub const ALL: [Basis; 4] = [
+        Basis::Published,
+        Basis::Upstream,
+        Basis::Regression,
+        Basis::Invariant,
+    ];
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Basis::Published => "published",
+            Basis::Upstream => "upstream",
+            Basis::Regression => "regression",
+            Basis::Invariant => "invariant",
+        }
+    }
+}
+
+/// A published number this project does not reproduce, known and explained: the check keeps
+/// its published bounds, and a run outside them is reported as "not reproduced (known)", never
+/// as a pass and never as a failure.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KnownDeviation {
+    /// Why it does not reproduce, as far as known.
+    pub reason: String,
+    /// What shows it (measurements, the authors' code on the same split, ...).
+    pub evidence: String,
+}
+
 /// One `[[check]]`: the fields every check has, and its test.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CheckSpec {
@@ -53,6 +99,13 @@ pub struct CheckSpec {
     pub metric: String,
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// What the bounds rest on (required of `[[check]]`; a `[[hypothesis]]` has none).
+    pub basis: Option<Basis>,
+    /// The paper's artefact it speaks for (an `id` of the paper's `artefacts.toml`).
+    pub artefact: Option<String>,
+    /// The paper's number the bounds are drawn around, when there is one.
+    pub published: Option<f64>,
+    pub known_deviation: Option<KnownDeviation>,
     /// Profiles it applies to (all when empty).
     pub profiles: Vec<String>,
     /// Config keys (as given to `--set`; a table name covers its keys) that may be overridden
@@ -72,13 +125,28 @@ struct Common {
     metric: String,
     min: Option<f64>,
     max: Option<f64>,
+    basis: Option<Basis>,
+    artefact: Option<String>,
+    published: Option<f64>,
+    known_deviation: Option<KnownDeviation>,
     #[serde(default)]
     profiles: Vec<String>,
     #[serde(default)]
     holds_under: Vec<String>,
 }
 
-const COMMON_KEYS: [&str; 6] = ["name", "metric", "min", "max", "profiles", "holds_under"];
+const COMMON_KEYS: [&str; 10] = [
+    "name",
+    "metric",
+    "min",
+    "max",
+    "basis",
+    "artefact",
+    "published",
+    "known_deviation",
+    "profiles",
+    "holds_under",
+];
 
 impl<'de> Deserialize<'de> for CheckSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -99,6 +167,10 @@ impl<'de> Deserialize<'de> for CheckSpec {
             metric: common.metric,
             min: common.min,
             max: common.max,
+            basis: common.basis,
+            artefact: common.artefact,
+            published: common.published,
+            known_deviation: common.known_deviation,
             profiles: common.profiles,
             holds_under: common.holds_under,
             test,
@@ -172,6 +244,40 @@ impl CheckSpec {
                     .any(|allowed| covers(allowed, key))
             })
             .collect()
+    }
+
+    /// Checks what a `[[check]]` must say of its basis: one of the four, a known deviation only
+    /// of a published number.
+    pub fn validate_basis(&self) -> Result<(), String> {
+        match (self.basis, &self.known_deviation) {
+            (None, _) => Err(
+                "give `basis`: \"published\" (bounds from the paper's number and its spread), \
+                 \"upstream\" (from the authors' code on the same splits), \"regression\" (a pin \
+                 of our own output) or \"invariant\" (true by construction)"
+                    .into(),
+            ),
+            (Some(b), Some(_)) if b != Basis::Published => Err(format!(
+                "known_deviation marks a published number that does not reproduce; this check's \
+                 basis is {}",
+                b.word()
+            )),
+            (Some(_), Some(d)) if d.reason.trim().is_empty() || d.evidence.trim().is_empty() => {
+                Err("known_deviation needs a reason and its evidence".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// What a `[[hypothesis]]` must not say: it is reported, never a verdict.
+    pub fn validate_hypothesis(&self) -> Result<(), String> {
+        if self.basis.is_some() || self.known_deviation.is_some() {
+            return Err(
+                "a hypothesis is reported, never a verdict: no `basis` or `known_deviation` \
+                 (make it a [[check]] if it has a published basis)"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 
     /// Checks the spec against the columns the run will produce.
