@@ -422,7 +422,12 @@ pub fn check(
 /// `repro report`: prints the report of the stored runs; for every config (none named), also
 /// writes results/REPORT.md (or REPORT-<run>.md). Fails when a run is missing or corrupt or a
 /// check fails.
-pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
+pub fn report(
+    common: &Common,
+    configs: &[PathBuf],
+    run: &str,
+    html: Option<&Path>,
+) -> Result<bool> {
     let paths = discover_or(common, configs)?;
     let resolved = load_all(common, &paths, FULL_PROFILE, &[], false)?;
     let file = if run == FULL_PROFILE {
@@ -457,6 +462,27 @@ pub fn report(common: &Common, configs: &[PathBuf], run: &str) -> Result<bool> {
     }
     if report.failed_checks > 0 {
         eprintln!("{} check(s) failed", report.failed_checks);
+    }
+    for problem in &report.artefact_problems {
+        eprintln!("artefact list: {problem}");
+    }
+    if let Some(dir) = html {
+        let dir = if dir.as_os_str().is_empty() {
+            let name = if run == FULL_PROFILE {
+                "html".to_string()
+            } else {
+                format!("html-{run}")
+            };
+            common.root.join("results").join(name)
+        } else {
+            dir.to_path_buf()
+        };
+        let written = crate::html::write(&common.root, &resolved, &report.text, run, &dir)?;
+        eprintln!(
+            "html report: {} ({} files; open index.html from disk)",
+            common.shown(&dir.join("index.html")),
+            written.len()
+        );
     }
     Ok(report.ok())
 }

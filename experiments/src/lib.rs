@@ -19,14 +19,17 @@
 //!                                    | [[summary]]; [[plot]]; the experiment kinds (data -> rows)
 //! 4  registry cell                   | kinds by name; the unit of work
 //! 5  config                          | load, resolve, validate, expand the grid
-//! 6  plan                            | the cells of a config, their keys and seeds
-//! 7  report runner                   | REPORT.md; running the cells of a config
-//! 8  commands                        | the `repro` subcommands
+//! 6  plan artefacts                  | the cells of a config, their keys and seeds; the papers'
+//!                                    | artefact lists and their verdicts
+//! 7  report runner                   | REPORT.md and its dashboard; running the cells of a config
+//! 8  html                            | the report as static HTML pages
+//! 9  commands                        | the `repro` subcommands
 //! ```
 
 /// Re-exported for [`register_kind!`].
 pub use inventory;
 
+pub mod artefacts;
 pub mod cell;
 pub mod check;
 pub mod commands;
@@ -35,6 +38,7 @@ pub mod context;
 pub mod data;
 pub mod files;
 pub mod fingerprint;
+pub mod html;
 pub mod keys;
 pub mod kinds;
 pub mod plan;

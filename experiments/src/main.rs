@@ -163,6 +163,11 @@ enum Command {
         /// Which stored run to report (e.g. quick, or full-set-1a2b3c4d for an ablation).
         #[arg(long, default_value = "full")]
         run: String,
+        /// Also write the report as static HTML pages (the dashboard, one page per paper with
+        /// its SVG figures, configs as resolved and provenance) into DIR (default
+        /// results/html, or results/html-<run>); they open from disk.
+        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+        html: Option<PathBuf>,
     },
     /// List configs, their experiments, data availability and stored runs.
     List {
@@ -307,7 +312,9 @@ fn main() -> ExitCode {
             &execution.options(),
             require_data,
         ),
-        Command::Report { configs, run } => commands::report(&common, &configs, &run),
+        Command::Report { configs, run, html } => {
+            commands::report(&common, &configs, &run, html.as_deref())
+        }
         Command::List { kinds } => commands::list(&common, kinds),
         Command::Compare { a, b } => commands::compare(&a, &b),
         Command::Datasets { command } => match command {

@@ -129,6 +129,177 @@ fn references_table(r: &ResolvedConfig, rows: &[Row], parameters: &[String]) -> 
     out
 }
 
+/// What a config's run says of its paper's artefacts.
+struct Evidence {
+    experiment: String,
+    /// Its checks' results on the run.
+    results: Vec<crate::check::CheckResult>,
+    /// Per artefact, the run's value of its first published check (mean ± sd, n for a `mean`
+    /// check), with the paper's number.
+    headline: BTreeMap<String, (String, Option<f64>)>,
+    /// Per artefact, the upstream's mean of its side-by-side entries.
+    upstream: BTreeMap<String, String>,
+}
+
+impl Evidence {
+    fn of(r: &ResolvedConfig, rows: &[Row], results: &[crate::check::CheckResult]) -> Self {
+        let mut headline = BTreeMap::new();
+        // The results are those of the checks that apply to the run's profile, in order.
+        let applying = r
+            .config
+            .check
+            .iter()
+            .filter(|c| results.iter().any(|x| x.name == c.name));
+        for spec in applying {
+            let (Some(id), Some(crate::check::Basis::Published)) = (&spec.artefact, spec.basis)
+            else {
+                continue;
+            };
+            if headline.contains_key(id) {
+                continue;
+            }
+            let value = match &spec.test {
+                crate::check::CheckTest::Mean { select, statistic }
+                    if *statistic == crate::check::Statistic::Mean =>
+                {
+                    let v = crate::stats::values_of(rows, &spec.metric, select);
+                    (!v.is_empty()).then(|| {
+                        let (m, sd, n) = crate::stats::mean_sd(&v);
+                        if n > 1 {
+                            format!("{} (n = {n})", mean_pm_sd(m, sd))
+                        } else {
+                            number(m)
+                        }
+                    })
+                }
+                _ => results
+                    .iter()
+                    .find(|x| x.name == spec.name)
+                    .and_then(|x| x.value)
+                    .map(number),
+            };
+            if let Some(v) = value {
+                headline.insert(id.clone(), (v, spec.published));
+            }
+        }
+        let mut upstream = BTreeMap::new();
+        for entry in &r.config.side_by_side {
+            if let (Some(id), Some(v)) = (&entry.artefact, entry.upstream_mean(rows)) {
+                upstream.entry(id.clone()).or_insert_with(|| number(v));
+            }
+        }
+        Evidence {
+            experiment: r.config.experiment.name.clone(),
+            results: results.to_vec(),
+            headline,
+            upstream,
+        }
+    }
+}
+
+/// The dashboard: per paper, the artefacts counted by verdict, and per artefact one line with
+/// the published number, ours, the upstream's, the verdict and a link to its section. Returns
+/// it with what is wrong with the artefact lists.
+fn dashboard(
+    root: &Path,
+    configs: &[ResolvedConfig],
+    evidence: &[Evidence],
+) -> (String, Vec<String>) {
+    use crate::artefacts::{self, Status};
+    let papers = match artefacts::load(root) {
+        Ok(p) => p,
+        Err(e) => return (String::new(), vec![e]),
+    };
+    if papers.is_empty() {
+        return (String::new(), vec![]);
+    }
+    let problems = artefacts::validate(&papers, configs);
+    let mut out = String::from(
+        "\n## Dashboard: which artefacts reproduce\n\nEvery figure, table and quantitative claim \
+         of each paper (`configs/<paper>/artefacts.toml`), judged by its checks with a \
+         published basis on the stored full runs: **reproduced** (all within the published \
+         spread), **partly**, **not reproduced (known)** (the reason and evidence in its \
+         section), **not attempted** (why), **no published number** (the spec's hypotheses \
+         only), **not run** (no full run stored here).\n\n",
+    );
+    let mut lines = String::new();
+    let mut totals: BTreeMap<Status, usize> = BTreeMap::new();
+    let mut counts_table = String::from("| paper |");
+    for s in Status::ALL {
+        let _ = write!(counts_table, " {} |", s.word());
+    }
+    counts_table.push_str("\n|---|");
+    for _ in Status::ALL {
+        counts_table.push_str("---|");
+    }
+    counts_table.push('\n');
+    for paper in &papers {
+        let mut counts: BTreeMap<Status, usize> = BTreeMap::new();
+        let _ = write!(
+            lines,
+            "\n**{}** (`configs/{}/`)\n\n| artefact | published | ours | upstream | verdict |\n|---|---|---|---|---|\n",
+            paper.list.paper, paper.folder
+        );
+        for a in &paper.list.artefacts {
+            let ev: Vec<&Evidence> = evidence
+                .iter()
+                .filter(|e| a.configs.contains(&e.experiment))
+                .collect();
+            let published: Vec<&crate::check::CheckResult> = ev
+                .iter()
+                .flat_map(|e| &e.results)
+                .filter(|r| {
+                    r.basis == Some(crate::check::Basis::Published)
+                        && r.artefact.as_deref() == Some(&a.id)
+                })
+                .collect();
+            let status = artefacts::status(a, &published);
+            *counts.entry(status).or_default() += 1;
+            *totals.entry(status).or_default() += 1;
+            let head = ev.iter().find_map(|e| e.headline.get(&a.id));
+            let up = ev.iter().find_map(|e| e.upstream.get(&a.id));
+            let title = match a.configs.first() {
+                Some(e) => format!("[{}](#{e})", a.title.replace('|', "\\|")),
+                None => a.title.replace('|', "\\|"),
+            };
+            let verdict = match (&a.reason, status) {
+                (Some(r), Status::NotAttempted | Status::NoPublishedNumber) => {
+                    format!("{}: {}", status.word(), r.replace('|', "\\|"))
+                }
+                _ if status == Status::Failed => format!("**{}**", status.word()),
+                _ => status.word().to_string(),
+            };
+            let _ = writeln!(
+                lines,
+                "| {title} | {} | {} | {} | {verdict} |",
+                head.and_then(|h| h.1).map_or("—".into(), number),
+                head.map_or("—", |h| h.0.as_str()),
+                up.map_or("—", String::as_str),
+            );
+        }
+        let _ = write!(counts_table, "| {} |", paper.folder);
+        for s in Status::ALL {
+            let _ = write!(counts_table, " {} |", counts.get(&s).copied().unwrap_or(0));
+        }
+        counts_table.push('\n');
+    }
+    let _ = write!(counts_table, "| all |");
+    for s in Status::ALL {
+        let _ = write!(counts_table, " {} |", totals.get(&s).copied().unwrap_or(0));
+    }
+    counts_table.push('\n');
+    out.push_str(&counts_table);
+    out.push_str(&lines);
+    if !problems.is_empty() {
+        out.push_str("\nProblems with the artefact lists:\n\n");
+        for p in &problems {
+            let _ = writeln!(out, "- {p}");
+        }
+    }
+    out.push('\n');
+    (out, problems)
+}
+
 /// How a section kept from an earlier report begins.
 const KEPT_MARK: &str = "_Kept from the previous report:";
 
@@ -142,12 +313,14 @@ pub struct Report {
     pub kept: usize,
     /// Checks that failed.
     pub failed_checks: usize,
+    /// What is wrong with the artefact lists (`configs/<paper>/artefacts.toml`).
+    pub artefact_problems: Vec<String>,
 }
 
 impl Report {
     /// Every run present and intact, every applicable check passed.
     pub fn ok(&self) -> bool {
-        self.missing == 0 && self.failed_checks == 0
+        self.missing == 0 && self.failed_checks == 0 && self.artefact_problems.is_empty()
     }
 }
 
@@ -170,6 +343,7 @@ fn previous_section<'a>(previous: &'a str, figure: &str, name: &str) -> Option<&
 /// section of `previous` (the report written before, e.g. the committed one), marked as kept,
 /// rather than a stub; only a config no report has shown gets the line saying how to run it.
 pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Option<&str>) -> Report {
+    let mut evidence: Vec<Evidence> = Vec::new();
     let mut missing = 0;
     let mut failed_checks = 0;
     let mut by_paper: BTreeMap<&str, Vec<&ResolvedConfig>> = BTreeMap::new();
@@ -204,7 +378,8 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                 Ok(x) => {
                     let _ = write!(
                         out,
-                        "\n### {} — `{}`\n\n{}\n\n",
+                        "\n<a id=\"{}\"></a>\n\n### {} — `{}`\n\n{}\n\n",
+                        e.name,
                         e.figure,
                         e.name,
                         e.description.trim()
@@ -230,8 +405,9 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                                 .collect();
                             let _ = write!(
                                 out,
-                                "\n### {} — `{}`\n\n{KEPT_MARK} no complete `{run}` run here \
+                                "\n<a id=\"{}\"></a>\n\n### {} — `{}`\n\n{KEPT_MARK} no complete `{run}` run here \
                                  ({why}); `repro run {}` regenerates it._\n\n{}\n",
+                                e.name,
                                 e.figure,
                                 e.name,
                                 r.path.display(),
@@ -241,8 +417,9 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                         None => {
                             let _ = write!(
                                 out,
-                                "\n### {} — `{}`\n\n{}\n\n_No complete `{run}` run: {why}. Run \
+                                "\n<a id=\"{}\"></a>\n\n### {} — `{}`\n\n{}\n\n_No complete `{run}` run: {why}. Run \
                                  `repro run {}`._\n",
+                                e.name,
                                 e.figure,
                                 e.name,
                                 e.description.trim(),
@@ -310,6 +487,7 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
                 &manifest.profile,
                 &manifest.overrides,
             );
+            evidence.push(Evidence::of(r, &rows, &checks));
             failed_checks += results_table(
                 &mut out,
                 "Checks (basis: `published` bounds from the paper's number, `upstream` from the \
@@ -331,8 +509,15 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
             );
         }
     }
+    let (dashboard, artefact_problems) = dashboard(root, configs, &evidence);
+    if let Some(i) = out.find("\n## ") {
+        out.insert_str(i, &dashboard);
+    } else {
+        out.push_str(&dashboard);
+    }
     Report {
         text: out,
+        artefact_problems,
         missing,
         kept,
         failed_checks,

@@ -67,6 +67,10 @@ pub struct SideBySide {
     pub published: Option<f64>,
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// The paper's artefact it speaks for (an `id` of the paper's `artefacts.toml`): the
+    /// dashboard shows the upstream's value beside it.
+    #[serde(default)]
+    pub artefact: Option<String>,
 }
 
 impl SideBySide {
@@ -88,6 +92,12 @@ impl SideBySide {
             }
         }
         Ok(())
+    }
+
+    /// The upstream's mean over its rows, if it ran.
+    pub fn upstream_mean(&self, rows: &[Row]) -> Option<f64> {
+        let theirs = values_of(rows, &self.metric, &self.upstream);
+        (!theirs.is_empty()).then(|| mean_sd(&theirs).0)
     }
 
     /// The upstream's mean beside the paper's number, once both exist.

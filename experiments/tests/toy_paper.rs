@@ -142,6 +142,7 @@ lambda = [0.0, 4.0, 400.0]
 
 [[check]]
 name = "the unshrunk estimate is the sample mean of the evenly spaced points (1/2)"
+basis = "invariant"
 metric = "estimate"
 kind = "mean"
 select = { lambda = 0.0 }
