@@ -16,7 +16,7 @@ use crate::check::{Basis, CheckResult, Outcome};
 use crate::config::ResolvedConfig;
 
 /// The name of a paper folder's artefact list.
-pub const FILE: &str = "artefacts.toml";
+pub const FILE: &str = crate::config::ARTEFACT_LIST;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

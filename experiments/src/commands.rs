@@ -134,7 +134,12 @@ fn named(resolved: Vec<ResolvedConfig>, name: Option<&str>) -> Result<Vec<Resolv
 
 fn discover_or(common: &Common, configs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     if !configs.is_empty() {
-        return Ok(configs.to_vec());
+        // A shell glob over a paper folder also names its artefact list: not a config.
+        return Ok(configs
+            .iter()
+            .filter(|p| p.is_dir() || config::is_config(p) || p.extension().is_none())
+            .cloned()
+            .collect());
     }
     let found = config::discover(&common.root)
         .with_context(|| format!("cannot list {}", common.root.join("configs").display()))?;

@@ -644,13 +644,22 @@ pub fn expand_grid(params: &toml::Table) -> Result<Vec<toml::Table>, String> {
 }
 
 /// Every `*.toml` file under `configs/`, sorted (numbers by value).
+/// A paper folder's artefact list (`crate::artefacts`), beside its configs but not one.
+pub const ARTEFACT_LIST: &str = "artefacts.toml";
+
+/// Whether a path is a config (a `.toml` file other than an artefact list).
+pub fn is_config(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
+        && path.file_name().is_none_or(|f| f != ARTEFACT_LIST)
+}
+
 pub fn discover(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             if path.is_dir() {
                 walk(&path, out)?;
-            } else if path.extension().is_some_and(|e| e == "toml") {
+            } else if is_config(&path) {
                 out.push(path);
             }
         }
