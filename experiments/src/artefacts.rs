@@ -199,6 +199,17 @@ pub fn validate(papers: &[Paper], configs: &[ResolvedConfig]) -> Vec<String> {
             }
         }
         for c in &ours {
+            for e in &c.config.side_by_side {
+                if let Some(id) = &e.artefact {
+                    if !ids.contains(id.as_str()) {
+                        problems.push(format!(
+                            "{}: side_by_side `{}` names artefact `{id}`, not in {at}",
+                            c.path.display(),
+                            e.label
+                        ));
+                    }
+                }
+            }
             for k in &c.config.check {
                 if let Some(id) = &k.artefact {
                     if !ids.contains(id.as_str()) {

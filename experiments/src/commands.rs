@@ -442,7 +442,13 @@ pub fn report(
     };
     let path = common.root.join("results").join(file);
     let previous = std::fs::read_to_string(&path).ok();
-    let report = crate::report::build(&common.root, &resolved, run, previous.as_deref());
+    let report = crate::report::build(
+        &common.root,
+        &resolved,
+        run,
+        previous.as_deref(),
+        configs.is_empty(),
+    );
     println!("{}", report.text);
     if report.kept > 0 {
         eprintln!(

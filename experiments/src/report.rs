@@ -137,7 +137,7 @@ struct Evidence {
     /// Per artefact, the run's value of its first published check (mean ± sd, n for a `mean`
     /// check), with the paper's number.
     headline: BTreeMap<String, (String, Option<f64>)>,
-    /// Per artefact, the upstream's mean of its side-by-side entries.
+    /// Per artefact, the upstream's mean of its first side-by-side entry, with the entry's label.
     upstream: BTreeMap<String, String>,
 }
 
@@ -185,7 +185,9 @@ impl Evidence {
         let mut upstream = BTreeMap::new();
         for entry in &r.config.side_by_side {
             if let (Some(id), Some(v)) = (&entry.artefact, entry.upstream_mean(rows)) {
-                upstream.entry(id.clone()).or_insert_with(|| number(v));
+                upstream
+                    .entry(id.clone())
+                    .or_insert_with(|| format!("{} ({})", number(v), entry.label));
             }
         }
         Evidence {
@@ -342,7 +344,16 @@ fn previous_section<'a>(previous: &'a str, figure: &str, name: &str) -> Option<&
 /// Paths in it are relative to the project root. A config without a complete run keeps its
 /// section of `previous` (the report written before, e.g. the committed one), marked as kept,
 /// rather than a stub; only a config no report has shown gets the line saying how to run it.
-pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Option<&str>) -> Report {
+///
+/// With `whole` (every config of the project), the dashboard of the papers' artefact lists
+/// leads the report, and the lists are checked against the configs.
+pub fn build(
+    root: &Path,
+    configs: &[ResolvedConfig],
+    run: &str,
+    previous: Option<&str>,
+    whole: bool,
+) -> Report {
     let mut evidence: Vec<Evidence> = Vec::new();
     let mut missing = 0;
     let mut failed_checks = 0;
@@ -509,7 +520,11 @@ pub fn build(root: &Path, configs: &[ResolvedConfig], run: &str, previous: Optio
             );
         }
     }
-    let (dashboard, artefact_problems) = dashboard(root, configs, &evidence);
+    let (dashboard, artefact_problems) = if whole {
+        dashboard(root, configs, &evidence)
+    } else {
+        (String::new(), Vec::new())
+    };
     if let Some(i) = out.find("\n## ") {
         out.insert_str(i, &dashboard);
     } else {

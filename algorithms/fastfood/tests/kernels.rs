@@ -240,3 +240,28 @@ fn bad_inputs_get_clear_errors() {
         .to_string()
         .contains("2 Q"));
 }
+
+/// The memory claim (A la Carte's O(m) Fastfood against the O(md) of free frequencies): the
+/// values stored to evaluate the features, counted from the structure, stay within a small
+/// multiple of m for Fastfood whatever d (up to the padding of d to a power of two below m),
+/// while SSGPR stores every one of the m·d frequencies.
+#[test]
+fn fastfood_stores_o_m_values_where_free_frequencies_store_m_times_d() {
+    let m = 1024;
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for d in [8usize, 64, 512] {
+        let ff = FeatureModel::new(spec(Family::Rbf, m), d, 1e-6, None, &mut rng).unwrap();
+        let stored = ff.n_params() + ff.structure_values();
+        assert!(
+            (3 * m..=5 * m + 8).contains(&stored),
+            "Fastfood RBF, d = {d}: {stored} values for m = {m}"
+        );
+        let ss = FeatureModel::new(spec(Family::Ssgpr, m), d, 1e-6, None, &mut rng).unwrap();
+        assert!(
+            ss.n_params() >= m * d,
+            "SSGPR, d = {d}: {} parameters for m·d = {}",
+            ss.n_params(),
+            m * d
+        );
+    }
+}
