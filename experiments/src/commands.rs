@@ -431,7 +431,7 @@ pub fn report(
     common: &Common,
     configs: &[PathBuf],
     run: &str,
-    html: Option<&Path>,
+    html: Option<Option<&Path>>,
 ) -> Result<bool> {
     let paths = discover_or(common, configs)?;
     let resolved = load_all(common, &paths, FULL_PROFILE, &[], false)?;
@@ -478,15 +478,13 @@ pub fn report(
         eprintln!("artefact list: {problem}");
     }
     if let Some(dir) = html {
-        let dir = if dir.as_os_str().is_empty() {
-            let name = if run == FULL_PROFILE {
+        let dir = match dir {
+            Some(dir) => dir.to_path_buf(),
+            None => common.root.join("results").join(if run == FULL_PROFILE {
                 "html".to_string()
             } else {
                 format!("html-{run}")
-            };
-            common.root.join("results").join(name)
-        } else {
-            dir.to_path_buf()
+            }),
         };
         let written = crate::html::write(&common.root, &resolved, &report.text, run, &dir)?;
         eprintln!(

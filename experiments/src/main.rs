@@ -166,8 +166,9 @@ enum Command {
         /// Also write the report as static HTML pages (the dashboard, one page per paper with
         /// its SVG figures, configs as resolved and provenance) into DIR (default
         /// results/html, or results/html-<run>); they open from disk.
-        #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
-        html: Option<PathBuf>,
+        #[arg(long, value_name = "DIR")]
+        #[allow(clippy::option_option)]
+        html: Option<Option<PathBuf>>,
     },
     /// List configs, their experiments, data availability and stored runs.
     List {
@@ -313,7 +314,7 @@ fn main() -> ExitCode {
             require_data,
         ),
         Command::Report { configs, run, html } => {
-            commands::report(&common, &configs, &run, html.as_deref())
+            commands::report(&common, &configs, &run, html.as_ref().map(|d| d.as_deref()))
         }
         Command::List { kinds } => commands::list(&common, kinds),
         Command::Compare { a, b } => commands::compare(&a, &b),
