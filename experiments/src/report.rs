@@ -135,7 +135,7 @@ struct Evidence {
     /// Its checks' results on the run.
     results: Vec<crate::check::CheckResult>,
     /// Per artefact, the run's value of its first published check (mean ± sd, n for a `mean`
-    /// check), with the paper's number.
+    /// check) and the check's name, with the paper's number.
     headline: BTreeMap<String, (String, Option<f64>)>,
     /// Per artefact, the upstream's mean of its first side-by-side entry, with the entry's label.
     upstream: BTreeMap<String, String>,
@@ -179,6 +179,8 @@ impl Evidence {
                     .map(number),
             };
             if let Some(v) = value {
+                // The value with the check it comes from.
+                let v = format!("{v} ({})", spec.name);
                 headline.insert(id.clone(), (v, spec.published));
             }
         }
@@ -275,8 +277,8 @@ fn dashboard(
                 lines,
                 "| {title} | {} | {} | {} | {verdict} |",
                 head.and_then(|h| h.1).map_or("—".into(), number),
-                head.map_or("—", |h| h.0.as_str()),
-                up.map_or("—", String::as_str),
+                head.map_or("—".to_string(), |h| h.0.replace('|', "\\|")),
+                up.map_or("—".to_string(), |u| u.replace('|', "\\|")),
             );
         }
         let _ = write!(counts_table, "| {} |", paper.folder);
