@@ -199,26 +199,24 @@ pub fn validate(papers: &[Paper], configs: &[ResolvedConfig]) -> Vec<String> {
             }
         }
         for c in &ours {
-            for e in &c.config.side_by_side {
-                if let Some(id) = &e.artefact {
-                    if !ids.contains(id.as_str()) {
-                        problems.push(format!(
-                            "{}: side_by_side `{}` names artefact `{id}`, not in {at}",
-                            c.path.display(),
-                            e.label
-                        ));
-                    }
-                }
-            }
-            for k in &c.config.check {
-                if let Some(id) = &k.artefact {
-                    if !ids.contains(id.as_str()) {
-                        problems.push(format!(
-                            "{}: check `{}` names artefact `{id}`, not in {at}",
-                            c.path.display(),
-                            k.name
-                        ));
-                    }
+            // Every entry that names an artefact: side-by-side tables and checks.
+            let named = c
+                .config
+                .side_by_side
+                .iter()
+                .map(|e| ("side_by_side", &e.label, &e.artefact))
+                .chain(
+                    c.config
+                        .check
+                        .iter()
+                        .map(|k| ("check", &k.name, &k.artefact)),
+                );
+            for (what, label, artefact) in named {
+                if let Some(id) = artefact.as_ref().filter(|id| !ids.contains(id.as_str())) {
+                    problems.push(format!(
+                        "{}: {what} `{label}` names artefact `{id}`, not in {at}",
+                        c.path.display()
+                    ));
                 }
             }
         }
