@@ -111,6 +111,103 @@ fn mapping(c: &mut Criterion) {
     group.finish();
 }
 
+/// `mapping_block/*`: the same maps through [`IsolationKernel::index_rows_of`], which walks
+/// blocks of rows tree by tree with interleaved branch-free walks (IK_i) or searches a block's
+/// cells a partitioning at a time (IK_a), for full isolation, the authors' ⌈log₂ ψ⌉ trees and
+/// aNNE. The bound to compare with is the dependent-load chain of a walk: node, then the row's
+/// attribute, then a conditional move, per level; ns per point / (t × levels walked) gives ns
+/// per level to set beside it.
+fn mapping_block(c: &mut Criterion) {
+    let mut group = c.benchmark_group("mapping_block");
+    group.sample_size(10);
+    let n = 10_000;
+    let t = 100;
+    let x = dense(n, 1);
+    let csr = Csr::new(n, 2);
+    let ids: Vec<usize> = (0..n).collect();
+    for psi in [32usize, 256, 1024] {
+        group.throughput(Throughput::Elements(n as u64));
+        for (name, rows) in [
+            ("dense22", Rows::Dense(x.view())),
+            ("sparse123", Rows::Sparse(csr.rows())),
+        ] {
+            for (label, partitioner) in [
+                ("full", Partitioner::IForest { height_limit: None }),
+                (
+                    "log2psi",
+                    Partitioner::IForest {
+                        height_limit: Some(isolation_kernel::paper_height_limit(psi)),
+                    },
+                ),
+                ("anne", Partitioner::Anne),
+            ] {
+                if label == "anne" && psi > 256 {
+                    continue;
+                }
+                let k = IsolationKernel::fit(
+                    rows,
+                    psi,
+                    t,
+                    partitioner,
+                    &mut ChaCha8Rng::seed_from_u64(3),
+                )
+                .unwrap();
+                let mut out = vec![0u32; n * t];
+                group.bench_function(
+                    BenchmarkId::new(format!("{name}_{label}"), format!("psi{psi}_t{t}")),
+                    |b| {
+                        b.iter(|| {
+                            k.index_rows_of(rows, &ids, &mut out).unwrap();
+                            out[n * t / 2]
+                        })
+                    },
+                );
+            }
+        }
+    }
+    group.finish();
+}
+
+/// `build/*`: drawing t = 100 partitionings of ψ points (the IK map's fit) from 10,000 rows.
+fn build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("build");
+    group.sample_size(10);
+    let n = 10_000;
+    let t = 100;
+    let x = dense(n, 1);
+    let csr = Csr::new(n, 2);
+    for psi in [256usize, 1024] {
+        for (name, rows) in [
+            ("dense22", Rows::Dense(x.view())),
+            ("sparse123", Rows::Sparse(csr.rows())),
+        ] {
+            for (label, height_limit) in [
+                ("full", None),
+                ("log2psi", Some(isolation_kernel::paper_height_limit(psi))),
+            ] {
+                let partitioner = Partitioner::IForest { height_limit };
+                group.bench_function(
+                    BenchmarkId::new(format!("{name}_{label}"), format!("psi{psi}_t{t}")),
+                    |b| {
+                        b.iter(|| {
+                            IsolationKernel::fit(
+                                rows,
+                                psi,
+                                t,
+                                partitioner,
+                                &mut ChaCha8Rng::seed_from_u64(3),
+                            )
+                            .unwrap()
+                            .n_columns()
+                        })
+                    },
+                );
+            }
+        }
+    }
+    group.finish();
+}
+
 fn online(c: &mut Criterion) {
     let n = 3000;
     let x = dense(n, 4);
@@ -158,5 +255,5 @@ fn online(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, mapping, online);
+criterion_group!(benches, mapping, mapping_block, build, online);
 criterion_main!(benches);

@@ -117,6 +117,31 @@ impl Voronoi {
         best.1
     }
 
+    /// φ_i of every row of `block` into `out[r·stride]`: the cells of [`Self::cell_of`] (the
+    /// same sums in the same order, so the same bits), a partitioning at a time over a block of
+    /// rows so that its centres stay in cache. `dots` is scratch space.
+    pub(crate) fn cells_of_block(
+        &self,
+        block: &BlockNonzeros,
+        dots: &mut Vec<f64>,
+        out: &mut [u32],
+        stride: usize,
+    ) {
+        match &self.dense_t {
+            Some(m) => {
+                dots.resize(self.sq_norms.len(), 0.0);
+                nearest_dense(m, &self.sq_norms, block, dots, out, stride);
+            }
+            None => {
+                for r in 0..block.len() {
+                    let (indices, values) = block.row(r);
+                    let row = crate::input::SparseRow::from_checked(indices, values);
+                    out[r * stride] = self.cell_of_sparse(&row);
+                }
+            }
+        }
+    }
+
     /// Number of centres ψ (cells).
     pub fn n_cells(&self) -> usize {
         self.sq_norms.len()
@@ -126,6 +151,142 @@ impl Voronoi {
     /// `sample()[j]`).
     pub fn sample(&self) -> &[usize] {
         &self.sample
+    }
+}
+
+/// The non-zeros of a block of rows, in increasing attribute order per row (what
+/// [`Point::nonzeros`] gives), flattened: row r is `starts[r] .. starts[r + 1]`.
+#[derive(Debug, Default)]
+pub(crate) struct BlockNonzeros {
+    starts: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl BlockNonzeros {
+    /// Empties the block.
+    pub(crate) fn clear(&mut self) {
+        self.starts.clear();
+        self.starts.push(0);
+        self.indices.clear();
+        self.values.clear();
+    }
+
+    /// Appends the non-zeros of `x`.
+    pub(crate) fn push<P: Point>(&mut self, x: &P) {
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        for (a, v) in x.nonzeros() {
+            self.indices.push(a);
+            self.values.push(v);
+        }
+        self.starts.push(self.indices.len());
+    }
+
+    /// Rows held.
+    pub(crate) fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Row r's attributes and values.
+    fn row(&self, r: usize) -> (&[u32], &[f64]) {
+        let (lo, hi) = (self.starts[r], self.starts[r + 1]);
+        (&self.indices[lo..hi], &self.values[lo..hi])
+    }
+}
+
+/// [`Voronoi::cells_of_block`] with dense centres `m` (d × ψ), compiled for the widest vector
+/// unit the processor has (the same operations in the same order at any width: no fused
+/// multiply-add, so the same bits).
+fn nearest_dense(
+    m: &[f64],
+    sq_norms: &[f64],
+    block: &BlockNonzeros,
+    dots: &mut [f64],
+    out: &mut [u32],
+    stride: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the processor has AVX-512F (checked just above).
+            return unsafe { nearest_dense_avx512(m, sq_norms, block, dots, out, stride) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (checked just above).
+            return unsafe { nearest_dense_avx2(m, sq_norms, block, dots, out, stride) };
+        }
+    }
+    nearest_dense_generic(m, sq_norms, block, dots, out, stride)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn nearest_dense_avx512(
+    m: &[f64],
+    sq_norms: &[f64],
+    block: &BlockNonzeros,
+    dots: &mut [f64],
+    out: &mut [u32],
+    stride: usize,
+) {
+    nearest_dense_generic(m, sq_norms, block, dots, out, stride)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn nearest_dense_avx2(
+    m: &[f64],
+    sq_norms: &[f64],
+    block: &BlockNonzeros,
+    dots: &mut [f64],
+    out: &mut [u32],
+    stride: usize,
+) {
+    nearest_dense_generic(m, sq_norms, block, dots, out, stride)
+}
+
+/// ⟨x, z_j⟩ for every j by axpys over the non-zeros of x (increasing attribute order, as
+/// [`Voronoi::cell_of_nonzeros`]), then the arg-min of ‖z_j‖² − 2⟨x, z_j⟩, lowest j on ties.
+#[inline(always)]
+fn nearest_dense_generic(
+    m: &[f64],
+    sq_norms: &[f64],
+    block: &BlockNonzeros,
+    dots: &mut [f64],
+    out: &mut [u32],
+    stride: usize,
+) {
+    let psi = sq_norms.len();
+    for r in 0..block.len() {
+        dots.fill(0.0);
+        let (indices, values) = block.row(r);
+        for (&a, &v) in indices.iter().zip(values) {
+            let column = &m[a as usize * psi..(a as usize + 1) * psi];
+            for (d, z) in dots.iter_mut().zip(column) {
+                *d += v * z;
+            }
+        }
+        // The scores, their minimum over independent lanes (min is exact, so any order gives
+        // the same value), then the first j that attains it: the lowest j of the strict `<`
+        // scan of `cell_of_nonzeros` (±0 compare equal in both; a NaN score never wins).
+        for (d, &sq) in dots.iter_mut().zip(sq_norms) {
+            *d = sq - 2.0 * *d;
+        }
+        let mut lanes = [f64::INFINITY; 8];
+        let mut chunks = dots.chunks_exact(8);
+        for c in chunks.by_ref() {
+            for (l, &v) in lanes.iter_mut().zip(c) {
+                *l = l.min(v);
+            }
+        }
+        let min = chunks
+            .remainder()
+            .iter()
+            .chain(&lanes)
+            .fold(f64::INFINITY, |m, &v| m.min(v));
+        out[r * stride] = dots.iter().position(|&v| v == min).unwrap_or(0) as u32;
     }
 }
 
@@ -227,6 +388,39 @@ mod tests {
             assert_eq!(v.cell_of(&x.view()), expected);
             assert_eq!(v.cell_of(&sparse), expected);
             assert_eq!(v.cell_of_sparse(&sparse), expected);
+        }
+    }
+
+    /// The block search (vectorised where the processor allows) picks the cells of the row by
+    /// row search, for dense and stored-sparse centres, on rows with ties and explicit zeros.
+    #[test]
+    fn block_search_picks_the_cells_of_the_row_search() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let draw = |rng: &mut ChaCha8Rng| {
+            if rng.random_bool(0.5) {
+                0.0
+            } else if rng.random_bool(0.5) {
+                f64::from(rng.random_range(-3i32..4)) * 0.5
+            } else {
+                rng.random_range(-2.0..2.0)
+            }
+        };
+        for (psi, d) in [(37, 11), (8, DENSE_CENTRES_LIMIT / 8 + 1)] {
+            let z = Array2::from_shape_fn((psi, d), |_| draw(&mut rng));
+            let v = voronoi(&z);
+            assert_eq!(v.has_dense_centres(), d == 11);
+            let x = Array2::from_shape_fn((300, d), |_| draw(&mut rng));
+            let mut block = BlockNonzeros::default();
+            block.clear();
+            for row in x.rows() {
+                block.push(&row);
+            }
+            let (mut out, mut dots) = (vec![u32::MAX; 2 * x.nrows()], Vec::new());
+            v.cells_of_block(&block, &mut dots, &mut out[1..], 2);
+            for (i, row) in x.rows().into_iter().enumerate() {
+                assert_eq!(out[2 * i + 1], v.cell_of(&row));
+                assert_eq!(out[2 * i], u32::MAX);
+            }
         }
     }
 

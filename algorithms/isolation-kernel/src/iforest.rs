@@ -20,31 +20,53 @@ use std::rc::Rc;
 use ndarray::ArrayView1;
 use rand::Rng;
 
-use crate::input::Point;
+use crate::input::{Point, Rows, DENSIFY_LIMIT};
 
 /// Attribute draws from the candidate list before the node's non-constant attributes are listed.
 pub const REJECTION_TRIES: usize = 4;
 
-/// Marks a leaf in [`Node::attr`].
-const LEAF: u32 = u32::MAX;
+/// Rows walked together by [`IsolationTree::leaves_of_block`]: independent walks interleaved,
+/// so that their loads overlap instead of each level waiting for the one before.
+const LANES: usize = 8;
 
-/// One node of an [`IsolationTree`]: a split `x_attr < split` (left) with its right child
-/// `next`, or a leaf (`attr` = [`LEAF`]) with its id `next`. 16 bytes, so a walk reads one cache
+/// One node of an [`IsolationTree`]: a split `x_attr < split` (left, node k + 1) with its right
+/// child `next`, or a leaf: `split` NaN, `attr` 0 and `next` = k itself, so that one more step
+/// of the walk (`x_0 < NaN` is false) stays on the leaf. 16 bytes, so a walk reads one cache
 /// line per node and a left child (the next node) is usually on the same line.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 struct Node {
     split: f64,
     attr: u32,
     next: u32,
 }
 
+impl Node {
+    fn is_leaf(&self) -> bool {
+        self.split.is_nan()
+    }
+}
+
+impl PartialEq for Node {
+    /// Bit equality (a leaf's NaN equals itself).
+    fn eq(&self, other: &Self) -> bool {
+        self.split.to_bits() == other.split.to_bits()
+            && self.attr == other.attr
+            && self.next == other.next
+    }
+}
+
 /// One isolation tree, stored as one array of nodes in depth-first pre-order: node k's left
-/// child is k + 1; `nodes[k].next` is its right child, or its leaf id when node k is a leaf.
+/// child is k + 1; `nodes[k].next` is its right child (or k itself when node k is a leaf), and
+/// `leaf_ids[k]` the leaf id of a leaf.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IsolationTree {
     nodes: Vec<Node>,
+    /// Per node: its leaf id (leaves), 0 (splits).
+    leaf_ids: Vec<u32>,
     n_leaves: u32,
+    /// The largest attribute a node reads (0 for a single leaf).
+    max_attr: usize,
     /// Row numbers (in the data the tree was built from) of the subsample 𝒟_i, in draw order.
     sample: Vec<usize>,
 }
@@ -69,7 +91,9 @@ impl IsolationTree {
         let root_candidates = P::non_constant(points, &ids, None);
         let mut tree = Self {
             nodes: Vec::new(),
+            leaf_ids: Vec::new(),
             n_leaves: 0,
+            max_attr: 0,
             sample,
         };
         let mut stack = vec![Task {
@@ -94,10 +118,11 @@ impl IsolationTree {
             match chosen {
                 None => {
                     tree.nodes.push(Node {
-                        split: 0.0,
-                        attr: LEAF,
-                        next: tree.n_leaves,
+                        split: f64::NAN,
+                        attr: 0,
+                        next: k as u32,
                     });
+                    tree.leaf_ids.push(tree.n_leaves);
                     tree.n_leaves += 1;
                 }
                 Some((a, s, candidates)) => {
@@ -106,6 +131,8 @@ impl IsolationTree {
                         attr: a,
                         next: 0, // patched when the right child is made
                     });
+                    tree.leaf_ids.push(0);
+                    tree.max_attr = tree.max_attr.max(a as usize);
                     let mid = task.lo + partition(node, |p| points[p as usize].value(a) < s);
                     stack.push(Task {
                         lo: mid,
@@ -132,7 +159,7 @@ impl IsolationTree {
     pub(crate) fn leaf_of<P: Point>(&self, x: &P) -> u32 {
         let mut k = 0;
         let mut node = self.nodes[0];
-        while node.attr != LEAF {
+        while !node.is_leaf() {
             k = if x.value(node.attr) < node.split {
                 k + 1
             } else {
@@ -140,7 +167,62 @@ impl IsolationTree {
             };
             node = self.nodes[k];
         }
-        node.next
+        self.leaf_ids[k]
+    }
+
+    /// φ_i of a block of dense rows: row r is `block[r·dim .. (r+1)·dim]` (dim = the tree's
+    /// dimension, the block a whole number of groups of [`LANES`] rows), and the leaf id of
+    /// each of its first `rows` rows goes to `out[r·stride]` (the others are padding). The same
+    /// leaves as [`Self::leaf_of`] (the same comparisons), walked [`LANES`] rows at a time:
+    /// each step moves every lane one level down with a conditional move instead of a branch
+    /// (a lane on a leaf stays there), until a step moves none.
+    pub(crate) fn leaves_of_block(
+        &self,
+        block: &[f64],
+        dim: usize,
+        rows: usize,
+        out: &mut [u32],
+        stride: usize,
+    ) {
+        assert!(
+            self.max_attr < dim
+                && block.len().is_multiple_of(LANES * dim)
+                && rows * dim <= block.len(),
+            "internal error: a block of rows narrower than the tree, or not whole groups"
+        );
+        let nodes = self.nodes.as_ptr();
+        for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
+            let first = g * LANES;
+            if first >= rows {
+                break;
+            }
+            let group = group.as_ptr();
+            let mut k = [0usize; LANES];
+            loop {
+                let mut moved = 0;
+                for (lane, k) in k.iter_mut().enumerate() {
+                    // SAFETY: k is a node index (the root, or a `next` or k + 1 of a split,
+                    // which the build makes valid nodes; a leaf's `next` is itself), and every
+                    // attribute is below dim (`max_attr` < dim, asserted above), so both reads
+                    // are inside `nodes` and inside row `lane` of this group of LANES rows.
+                    let (node, x) = unsafe {
+                        let node = *nodes.add(*k);
+                        (node, *group.add(lane * dim + node.attr as usize))
+                    };
+                    // A conditional move, not a jump that would mispredict half the time.
+                    let next =
+                        std::hint::select_unpredictable(x < node.split, *k + 1, node.next as usize);
+                    moved |= next ^ *k;
+                    *k = next;
+                }
+                if moved == 0 {
+                    break;
+                }
+            }
+            for (lane, &k) in k.iter().enumerate().take(rows - first) {
+                out[(first + lane) * stride] = self.leaf_ids[k];
+            }
+        }
     }
 
     /// Number of leaves (cells), at most ψ.
@@ -158,7 +240,7 @@ impl IsolationTree {
         let mut max = 0;
         let mut stack = vec![(0usize, 0usize)];
         while let Some((k, d)) = stack.pop() {
-            if self.nodes[k].attr == LEAF {
+            if self.nodes[k].is_leaf() {
                 max = max.max(d);
             } else {
                 stack.push((k + 1, d + 1));
@@ -190,6 +272,50 @@ pub(crate) fn leaves_into<P: Point>(trees: &[IsolationTree], x: &P, dim: usize, 
             for (o, tree) in out.iter_mut().zip(trees) {
                 *o = tree.leaf_of(x);
             }
+        }
+    }
+}
+
+/// Bytes of densified rows walked through each tree before the next tree: the block stays in
+/// L1 beside a tree of up to ψ = 1024 leaves.
+const BLOCK_BYTES: usize = 64 * 1024;
+
+/// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major), for dimensions up
+/// to [`DENSIFY_LIMIT`]: the rows are densified a block at a time and each tree walks the whole
+/// block ([`IsolationTree::leaves_of_block`]) before the next tree, so a tree's nodes are read
+/// from cache for every row of the block. The same leaves as [`leaves_into`] row by row; above
+/// the limit, that is what it does. `rows` must be valid and of the trees' dimension, every id
+/// below its row count, and `out` of the right length.
+pub(crate) fn leaves_of_rows(trees: &[IsolationTree], rows: Rows, ids: &[usize], out: &mut [u32]) {
+    let (t, dim) = (trees.len(), rows.dim());
+    if dim > DENSIFY_LIMIT {
+        for (o, &i) in out.chunks_exact_mut(t).zip(ids) {
+            match rows {
+                Rows::Dense(x) => leaves_into(trees, &x.row(i), dim, o),
+                Rows::Sparse(x) => leaves_into(trees, &x.row(i), dim, o),
+            }
+        }
+        return;
+    }
+    // Whole groups of LANES rows; the last block's padding rows stay 0 (walked, not written).
+    let per_block = (BLOCK_BYTES / (8 * dim * LANES)).max(1) * LANES;
+    let mut block = vec![0.0; per_block * dim];
+    for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
+        let block = &mut block[..ids.len().div_ceil(LANES) * LANES * dim];
+        for (x, &i) in block.chunks_exact_mut(dim).zip(ids) {
+            match rows {
+                Rows::Dense(rows) => x.iter_mut().zip(rows.row(i)).for_each(|(x, &v)| *x = v),
+                Rows::Sparse(rows) => {
+                    x.fill(0.0);
+                    let row = rows.row(i);
+                    for (&a, &v) in row.indices().iter().zip(row.values()) {
+                        x[a as usize] = v;
+                    }
+                }
+            }
+        }
+        for (b, tree) in trees.iter().enumerate() {
+            tree.leaves_of_block(block, dim, ids.len(), &mut out[b..], t);
         }
     }
 }
@@ -277,8 +403,8 @@ mod tests {
         let mut stack = vec![(0usize, Vec::new())];
         while let Some((k, path)) = stack.pop() {
             let node = tree.nodes[k];
-            if node.attr == LEAF {
-                out.push((node.next, path));
+            if node.is_leaf() {
+                out.push((tree.leaf_ids[k], path));
             } else {
                 let (a, s) = (node.attr, node.split);
                 let mut left = path.clone();
@@ -298,8 +424,8 @@ mod tests {
         let attr: Vec<u32> = tree.nodes.iter().map(|n| n.attr).collect();
         let split: Vec<f64> = tree.nodes.iter().map(|n| n.split).collect();
         let next: Vec<u32> = tree.nodes.iter().map(|n| n.next).collect();
-        if attr[k] == LEAF {
-            next[k]
+        if split[k].is_nan() {
+            tree.leaf_ids[k]
         } else if x[attr[k] as usize] < split[k] {
             reference_leaf(tree, k + 1, x)
         } else {
@@ -367,6 +493,25 @@ mod tests {
                 leaves_into(&trees, &dense[i], d, &mut out);
                 assert_eq!(out, expected);
             }
+            // The block walk: rows in a scrambled order with repeats, a count that leaves a
+            // partial group of lanes and a partial block, dense and sparse alike.
+            let n_ids = 3 * (BLOCK_BYTES / (8 * d)) + LANES + 3;
+            let ids: Vec<usize> = (0..n_ids).map(|_| rng.random_range(0..x.nrows())).collect();
+            let expected: Vec<u32> = ids
+                .iter()
+                .flat_map(|&i| {
+                    let row = x.row(i).to_vec();
+                    trees
+                        .iter()
+                        .map(|t| reference_leaf(t, 0, &row))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
+                let mut out = vec![u32::MAX; ids.len() * trees.len()];
+                leaves_of_rows(&trees, rows, &ids, &mut out);
+                assert_eq!(out, expected);
+            }
         }
     }
 
@@ -412,7 +557,7 @@ mod tests {
         let tree = build(&x, None, 3);
         // Attribute 1 is constant: never chosen.
         for node in &tree.nodes {
-            if node.attr != LEAF {
+            if !node.is_leaf() {
                 assert_eq!(node.attr, 0);
                 assert!(node.split > 0.0 && node.split <= 3.0);
             }

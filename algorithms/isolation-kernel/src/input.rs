@@ -21,6 +21,12 @@ pub struct SparseRow<'a> {
 }
 
 impl<'a> SparseRow<'a> {
+    /// A row from entries already known to be valid (strictly increasing indices, finite
+    /// values), e.g. the non-zeros of a checked row.
+    pub(crate) fn from_checked(indices: &'a [u32], values: &'a [f64]) -> Self {
+        Self { indices, values }
+    }
+
     /// Checks that the slices have equal length, the indices are strictly increasing and below
     /// `dim`, and the values are finite.
     pub fn new(indices: &'a [u32], values: &'a [f64], dim: usize) -> Result<Self, IsolationError> {

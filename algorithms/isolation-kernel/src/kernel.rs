@@ -14,10 +14,19 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::anne::Voronoi;
+use crate::anne::{BlockNonzeros, Voronoi};
 use crate::error::IsolationError;
-use crate::iforest::{leaves_into, IsolationTree};
-use crate::input::{Point, Row, Rows};
+use crate::iforest::{leaves_into, leaves_of_rows, IsolationTree};
+use crate::input::{Point, Row, Rows, DENSIFY_LIMIT};
+
+/// Largest ψ·d for which a sparse subsample is densified to build its isolation tree (32 MiB).
+const DENSE_SUBSAMPLE_LIMIT: usize = 1 << 22;
+
+/// Rows whose Voronoi cells are found together, a partitioning at a time.
+const VORONOI_BLOCK: usize = 256;
+
+/// Rows per parallel task of [`IsolationKernel::index_rows`].
+const PARALLEL_ROWS: usize = 1024;
 
 /// How each partitioning H_i is built from its subsample 𝒟_i.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +170,22 @@ impl IsolationKernel {
                 }
                 Rows::Sparse(x) => {
                     let points: Vec<_> = sample.iter().map(|&i| x.row(i)).collect();
-                    Part::build(&points, sample, dim, partitioner, &mut rng)
+                    let tree = matches!(partitioner, Partitioner::IForest { .. });
+                    if tree && dim <= DENSIFY_LIMIT && psi * dim <= DENSE_SUBSAMPLE_LIMIT {
+                        // An isolation tree reads x_a at every node: from dense rows, an
+                        // index instead of a binary search (the same values, so the same
+                        // tree: `walks_reach_the_leaf_of_the_reference_walk`).
+                        let mut dense = ndarray::Array2::zeros((psi, dim));
+                        for (mut row, p) in dense.rows_mut().into_iter().zip(&points) {
+                            for (&a, &v) in p.indices().iter().zip(p.values()) {
+                                row[a as usize] = v;
+                            }
+                        }
+                        let rows: Vec<_> = dense.rows().into_iter().collect();
+                        Part::build(&rows, sample, dim, partitioner, &mut rng)
+                    } else {
+                        Part::build(&points, sample, dim, partitioner, &mut rng)
+                    }
                 }
             }
         };
@@ -262,18 +286,86 @@ impl IsolationKernel {
         }
     }
 
-    /// φ of every row, row-major (`n × t`: entry `i·t + b` is φ_b(x_i)), in parallel over rows.
+    /// φ of every row, row-major (`n × t`: entry `i·t + b` is φ_b(x_i)), in parallel over
+    /// blocks of rows ([`Self::index_rows_of`] on each).
     pub fn index_rows(&self, rows: Rows) -> Result<Vec<u32>, IsolationError> {
         rows.check(self.dim)?;
         let t = self.t();
-        let mut out = vec![0u32; rows.n_rows() * t];
-        out.par_chunks_mut(t)
-            .enumerate()
-            .for_each(|(i, row)| match rows {
-                Rows::Dense(x) => self.index_point(&x.row(i), row),
-                Rows::Sparse(x) => self.index_point(&x.row(i), row),
-            });
+        let n = rows.n_rows();
+        let mut out = vec![0u32; n * t];
+        let ids: Vec<usize> = (0..n).collect();
+        out.par_chunks_mut(PARALLEL_ROWS * t)
+            .zip(ids.par_chunks(PARALLEL_ROWS))
+            .for_each(|(out, ids)| self.index_checked_rows(rows, ids, out));
         Ok(out)
+    }
+
+    /// φ of the rows `ids` of `rows`, in that order, into `out` (`ids.len() × t`, row-major):
+    /// the same values as [`Self::index_into`] row by row. Isolation trees walk blocks of rows
+    /// tree by tree ([`crate::iforest`]); Voronoi cells are found row by row.
+    pub fn index_rows_of(
+        &self,
+        rows: Rows,
+        ids: &[usize],
+        out: &mut [u32],
+    ) -> Result<(), IsolationError> {
+        if rows.dim() != self.dim {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "input columns vs the dimension of the model",
+                expected: self.dim,
+                got: rows.dim(),
+            }));
+        }
+        let t = self.t();
+        if out.len() != ids.len() * t {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "index buffer vs rows x t",
+                expected: ids.len() * t,
+                got: out.len(),
+            }));
+        }
+        if let Some(&i) = ids.iter().find(|&&i| i >= rows.n_rows()) {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "row id vs the rows given",
+                expected: rows.n_rows(),
+                got: i + 1,
+            }));
+        }
+        if let Rows::Dense(x) = rows {
+            // Only the rows asked for (a sparse set was checked when its rows were made).
+            for &i in ids {
+                Row::Dense(x.row(i)).check(self.dim)?;
+            }
+        }
+        self.index_checked_rows(rows, ids, out);
+        Ok(())
+    }
+
+    /// [`Self::index_rows_of`] after its checks.
+    fn index_checked_rows(&self, rows: Rows, ids: &[usize], out: &mut [u32]) {
+        match &self.partitionings {
+            Partitionings::Trees(trees) => leaves_of_rows(trees, rows, ids, out),
+            Partitionings::Voronoi(cells) => {
+                // A block of rows' non-zeros, then each partitioning over the whole block.
+                let t = self.t();
+                let (mut block, mut dots) = (BlockNonzeros::default(), Vec::new());
+                for (ids, out) in ids
+                    .chunks(VORONOI_BLOCK)
+                    .zip(out.chunks_mut(VORONOI_BLOCK * t))
+                {
+                    block.clear();
+                    for &i in ids {
+                        match rows {
+                            Rows::Dense(x) => block.push(&x.row(i)),
+                            Rows::Sparse(x) => block.push(&x.row(i)),
+                        }
+                    }
+                    for (b, cell) in cells.iter().enumerate() {
+                        cell.cells_of_block(&block, &mut dots, &mut out[b..], t);
+                    }
+                }
+            }
+        }
     }
 
     /// Φ of every row as one-hot features: block i holds column i·ψ + φ_i(x), of t·ψ columns.
@@ -841,6 +933,40 @@ mod tests {
                 ..
             }))
         ));
+        // index_rows_of: a row id past the rows, a wrong buffer, a non-finite row asked for
+        // (one not asked for is not read), each an error that writes nothing.
+        let mut out = vec![7u32; 2 * 3];
+        assert!(matches!(
+            k.index_rows_of(Rows::Dense(x.view()), &[0, 10], &mut out),
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
+                expected: 10,
+                got: 11,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            k.index_rows_of(Rows::Dense(x.view()), &[0], &mut out),
+            Err(IsolationError::Core(CoreError::ShapeMismatch {
+                expected: 3,
+                got: 6,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            k.index_rows_of(Rows::Dense(bad.view()), &[0, 3], &mut out),
+            Err(IsolationError::Core(CoreError::NonFiniteInput {
+                column: 1,
+                ..
+            }))
+        ));
+        assert_eq!(out, vec![7; 6]);
+        k.index_rows_of(Rows::Dense(bad.view()), &[0, 4], &mut out)
+            .unwrap();
+        let expected: Vec<u32> = [0, 4]
+            .iter()
+            .flat_map(|&i| k.index(Row::Dense(bad.row(i))).unwrap())
+            .collect();
+        assert_eq!(out, expected);
         let wide = SparseRow::new(&[4], &[1.0], 10).unwrap();
         assert!(matches!(
             k.index(Row::Sparse(wide)),

@@ -52,8 +52,9 @@ pub struct Measured {
     pub wall_seconds: f64,
 }
 
-/// The examples as an svmlight file the authors' reader accepts.
-fn svmlight(examples: &Examples) -> String {
+/// The examples as an svmlight file the authors' reader accepts (values as f32, the authors'
+/// type, in shortest exponent form; labels -1/+1).
+pub fn svmlight(examples: &Examples) -> String {
     let mut text = String::new();
     let mut line = |label: f64, pairs: &mut dyn Iterator<Item = (usize, f64)>| {
         text.push_str(if label > 0.0 { "+1" } else { "-1" });

@@ -389,15 +389,7 @@ impl Classifier {
         let method = p.method();
         let dim = fit.dim();
         if method.isolation() {
-            let rows = match fit.inputs() {
-                datasets::Inputs::Dense(x) => Rows::Dense(x.view()),
-                datasets::Inputs::Sparse(x) => Rows::Sparse(isolation_kernel::CsrRows::new(
-                    x.n_cols(),
-                    x.indptr(),
-                    x.indices(),
-                    x.values(),
-                )?),
-            };
+            let rows = Self::rows(fit)?;
             if psi > fit.len() {
                 bail!(
                     "psi = {psi} exceeds the {} examples the partitionings are drawn from",
@@ -432,21 +424,33 @@ impl Classifier {
         })
     }
 
+    /// The inputs of `ex` as the isolation kernel's rows.
+    fn rows(ex: &Examples) -> Result<Rows<'_>> {
+        Ok(match ex.inputs() {
+            datasets::Inputs::Dense(x) => Rows::Dense(x.view()),
+            datasets::Inputs::Sparse(x) => Rows::Sparse(isolation_kernel::CsrRows::new(
+                x.n_cols(),
+                x.indptr(),
+                x.indices(),
+                x.values(),
+            )?),
+        })
+    }
+
     /// φ(x) of the rows `ids` (n × t, row-major); aNNE maps in parallel (the same numbers for
-    /// any thread count).
-    fn phi(map: &IsolationKernel, ex: &Examples, ids: &[usize]) -> Result<Vec<u32>> {
+    /// any thread count), trees walk the rows in blocks.
+    fn phi(map: &IsolationKernel, rows: Rows, ids: &[usize]) -> Result<Vec<u32>> {
         let t = map.t();
         let mut out = vec![0u32; ids.len() * t];
-        let one = |(o, &i): (&mut [u32], &usize)| map.index_into(ex.row(i), o);
         if matches!(
             map.partitionings(),
             isolation_kernel::Partitionings::Voronoi(_)
         ) {
-            out.par_chunks_mut(t)
-                .zip(ids.par_iter())
-                .try_for_each(one)?;
+            out.par_chunks_mut(t * 64)
+                .zip(ids.par_chunks(64))
+                .try_for_each(|(o, ids)| map.index_rows_of(rows, ids, o))?;
         } else {
-            out.chunks_mut(t).zip(ids.iter()).try_for_each(one)?;
+            map.index_rows_of(rows, ids, &mut out)?;
         }
         Ok(out)
     }
@@ -457,8 +461,9 @@ impl Classifier {
         let mut mistakes = 0;
         match self {
             Classifier::Isolation { map, model } => {
+                let rows = Self::rows(ex)?;
                 for ids in ids.chunks(MAP_CHUNK) {
-                    let phi = Self::phi(map, ex, ids)?;
+                    let phi = Self::phi(map, rows, ids)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let c = ex.label(i);
                         let g = match model {
@@ -492,8 +497,9 @@ impl Classifier {
         let mut correct = 0;
         match self {
             Classifier::Isolation { map, model } => {
+                let rows = Self::rows(ex)?;
                 for ids in ids.chunks(MAP_CHUNK) {
-                    let phi = Self::phi(map, ex, ids)?;
+                    let phi = Self::phi(map, rows, ids)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let g = match model {
                             IkModel::Primal(m) => m.predict_one(row)?,
