@@ -21,11 +21,15 @@ fn inputs(n: usize, d: usize) -> Array2<f64> {
 }
 
 fn model(family: Family, m: usize, d: usize) -> (FeatureModel, Vec<f64>) {
+    model_q(family, m, d, 1)
+}
+
+fn model_q(family: Family, m: usize, d: usize, components: usize) -> (FeatureModel, Vec<f64>) {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let spec = KernelSpec {
         family,
         m,
-        components: 1,
+        components,
         intervals: 1,
     };
     let model = FeatureModel::new(spec, d, 1e-6, None, &mut rng).expect("model");
@@ -90,5 +94,43 @@ fn evaluation(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, transform, features, evaluation);
+/// The shapes timed side by side with revrand (configs/alacarte/README.md, "One evaluation side
+/// by side"): yacht-like (n = 278, d = 6) and larger (n = 2,048, d = 8), RBF and ARD at m
+/// frequencies, GM with Q = 5 components at the m that gives revrand the same D (it rounds each
+/// component's frequencies up to a multiple of the padded dimension). Wall time here; the
+/// README's ratios are process CPU (`examples/evaluation_timing.rs`).
+fn evaluation_side_by_side(c: &mut Criterion) {
+    let mut group = c.benchmark_group("evaluation_side_by_side");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(3));
+    for (n, d, m_ard, m_gm) in [(278usize, 6usize, 256usize, 320usize), (2048, 8, 512, 640)] {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let x = Array2::from_shape_fn((n, d), |_| rng.sample::<f64, _>(StandardNormal));
+        let y = Array1::from_shape_fn(n, |i| {
+            x[[i, 0]].sin() + 0.1 * rng.sample::<f64, _>(StandardNormal)
+        });
+        group.throughput(Throughput::Elements(n as u64));
+        for (name, family, m) in [
+            ("rbf", Family::Rbf, m_ard),
+            ("ard", Family::Ard, m_ard),
+            ("gm_q5", Family::Gm, m_gm),
+        ] {
+            let (mo, theta) = model_q(family, m, d, 5);
+            let id = BenchmarkId::new(name, format!("n{n}_d{d}_m{m}"));
+            group.bench_with_input(id, &m, |b, _| {
+                b.iter(|| objective(&mo, &theta, x.view(), y.view()).expect("evaluation"))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    transform,
+    features,
+    evaluation,
+    evaluation_side_by_side
+);
 criterion_main!(benches);

@@ -1,7 +1,63 @@
 //! The two BLAS-3 products of the marginal likelihood, through the OpenBLAS that
 //! ndarray-linalg links (single-threaded under `repro`, which fixes the thread count).
 
+use std::cell::RefCell;
+
 use ndarray::{Array2, ArrayView2};
+
+thread_local! {
+    /// Large matrices given back by [`recycle`] on this thread, for [`zeros`] to reuse.
+    static SPARE: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Buffers kept per thread (an evaluation gives back four: Φ, ∂Φ, and two D × D or n × n).
+const SPARE_BUFFERS: usize = 6;
+/// Smaller matrices are left to the allocator.
+const SPARE_MIN_LEN: usize = 1 << 14;
+
+/// A `rows × cols` matrix of zeros, in memory given back earlier on this thread when a buffer
+/// fits (the smallest of at least the size and at most twice it): an evaluation's matrices are
+/// megabytes, and fresh ones cost a page fault per 4 KiB on first write.
+pub(crate) fn zeros(rows: usize, cols: usize) -> Array2<f64> {
+    let len = rows * cols;
+    let reused = if len >= SPARE_MIN_LEN {
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let best = spare
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.capacity() >= len && v.capacity() <= 2 * len)
+                .min_by_key(|(_, v)| v.capacity())
+                .map(|(i, _)| i);
+            best.map(|i| spare.swap_remove(i))
+        })
+    } else {
+        None
+    };
+    let v = match reused {
+        Some(mut v) => {
+            v.clear();
+            v.resize(len, 0.0);
+            v
+        }
+        None => vec![0.0; len],
+    };
+    Array2::from_shape_vec((rows, cols), v).expect("rows × cols values")
+}
+
+/// Gives a matrix's memory back for [`zeros`] to reuse on this thread.
+pub(crate) fn recycle(a: Array2<f64>) {
+    if a.len() < SPARE_MIN_LEN {
+        return;
+    }
+    let (v, _) = a.into_raw_vec_and_offset();
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(v);
+        }
+    });
+}
 
 fn blas_int(n: usize) -> i32 {
     i32::try_from(n).expect("matrix dimension fits in a BLAS int")
@@ -12,7 +68,7 @@ pub fn gram(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
     let phi = phi.as_standard_layout();
     let (n, d) = phi.dim();
     let size = if transpose { d } else { n };
-    let mut out = Array2::<f64>::zeros((size, size));
+    let mut out = zeros(size, size);
     if n == 0 || d == 0 {
         return out;
     }

@@ -9,10 +9,10 @@
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, OwnedRepr};
 use ndarray_linalg::{
-    CholeskyFactorized, DeterminantC, FactorizeCInto, InverseCInto, SolveC, UPLO,
+    CholeskyFactorized, DeterminantC, InverseCInto, Lapack, MatrixLayout, SolveC, UPLO,
 };
 
-use crate::blas::{gemm, gram};
+use crate::blas::{gemm, gram, recycle, zeros};
 use crate::error::FastfoodError;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
@@ -35,16 +35,105 @@ fn not_pd(what: &str, e: impl std::fmt::Display) -> FastfoodError {
     )
 }
 
-/// The Cholesky factor of `m + σ²I` (`what` names the matrix in errors).
+/// The Cholesky factorisation `LLᵀ` of a symmetric positive definite matrix, kept in two
+/// layouts: column-major (`inverse`: LAPACK works on it in place) and row-major (`solve`:
+/// triangular solves). ndarray-linalg gives a row-major matrix the same LAPACK calls on
+/// transposed copies (dpotrf and dpotri on the column-major lower triangle, dpotrs on the
+/// row-major one), so the numbers are those of factorising, solving and inverting the
+/// row-major matrix, without its four in-place transposes.
+struct Cholesky {
+    /// L in the lower triangle (zeros above), row-major.
+    solve: CholeskyFactorized<OwnedRepr<f64>>,
+    /// The same, column-major.
+    columns: Array2<f64>,
+}
+
+impl Cholesky {
+    fn solve(&self, b: &Array1<f64>, what: &str) -> Result<Array1<f64>, FastfoodError> {
+        self.solve.solvec(b).map_err(|e| not_pd(what, e))
+    }
+
+    fn ln_det(&self) -> f64 {
+        self.solve.ln_detc()
+    }
+
+    /// The inverse (both triangles, row-major).
+    fn inverse(self, what: &str) -> Result<Array2<f64>, FastfoodError> {
+        recycle(self.solve.factor);
+        let f = CholeskyFactorized {
+            factor: self.columns,
+            uplo: UPLO::Lower,
+        };
+        // Symmetric, so its column-major storage read row-major is the same matrix.
+        Ok(f.invc_into().map_err(|e| not_pd(what, e))?.reversed_axes())
+    }
+}
+
+/// The Cholesky factor of `m + σ²I` (`m` symmetric with both triangles filled, row-major;
+/// `what` names the matrix in errors).
 fn factor_with_noise(
     mut m: Array2<f64>,
     noise: f64,
     what: &str,
-) -> Result<CholeskyFactorized<OwnedRepr<f64>>, FastfoodError> {
-    for i in 0..m.nrows() {
+) -> Result<Cholesky, FastfoodError> {
+    let k = m.nrows();
+    for i in 0..k {
         m[[i, i]] += noise;
     }
-    m.factorizec_into(UPLO::Lower).map_err(|e| not_pd(what, e))
+    // Symmetric: its row-major storage read column-major is the same matrix. dpotrf writes L
+    // in the lower triangle and leaves the upper one (never read by the solves or dpotri).
+    let mut columns = m.reversed_axes();
+    let size = i32::try_from(k).expect("matrix dimension fits in a LAPACK int");
+    f64::cholesky(
+        MatrixLayout::F {
+            col: size,
+            lda: size,
+        },
+        UPLO::Lower,
+        columns.as_slice_memory_order_mut().expect("contiguous"),
+    )
+    .map_err(|e| not_pd(what, e))?;
+    // The row-major copy: L below the diagonal, zeros above (a blocked transpose of the lower
+    // triangle).
+    let mut rows = zeros(k, k);
+    {
+        let src = columns.as_slice_memory_order().expect("contiguous");
+        let dst = rows.as_slice_mut().expect("contiguous");
+        const TILE: usize = 32;
+        for i0 in (0..k).step_by(TILE) {
+            for j0 in (0..=i0).step_by(TILE) {
+                for i in i0..(i0 + TILE).min(k) {
+                    for j in j0..(j0 + TILE).min(i + 1) {
+                        dst[i * k + j] = src[j * k + i];
+                    }
+                }
+            }
+        }
+    }
+    let solve = CholeskyFactorized {
+        factor: rows,
+        uplo: UPLO::Lower,
+    };
+    Ok(Cholesky { solve, columns })
+}
+
+/// Whether every value is finite (a NaN or an infinity times 0 is NaN; chunked so that it
+/// vectorises).
+fn all_finite(v: ArrayView2<f64>) -> bool {
+    match v.as_slice_memory_order() {
+        Some(s) => {
+            let mut acc = [0.0f64; 8];
+            let chunks = s.chunks_exact(8);
+            let rest = chunks.remainder().iter().fold(0.0, |a, x| a + x * 0.0);
+            for c in chunks {
+                for (a, x) in acc.iter_mut().zip(c) {
+                    *a += x * 0.0;
+                }
+            }
+            !(acc.iter().sum::<f64>() + rest).is_nan()
+        }
+        None => v.iter().all(|x| x.is_finite()),
+    }
 }
 
 /// log p(y) for features `phi` (n × D), targets `y` and noise variance `noise` > 0.
@@ -54,7 +143,7 @@ pub fn evidence(
     noise: f64,
     gradients: bool,
 ) -> Result<Evidence, FastfoodError> {
-    if !(noise.is_finite() && noise > 0.0) || phi.iter().any(|v| !v.is_finite()) {
+    if !(noise.is_finite() && noise > 0.0 && all_finite(phi)) {
         return Err(FastfoodError::solve(
             "the marginal likelihood",
             format!("features or noise variance ({noise}) not finite"),
@@ -73,16 +162,24 @@ pub fn evidence(
         } else {
             Array2::zeros((0, 0))
         };
+        let d_noise = 0.5 * (dual.alpha.dot(&dual.alpha) - dual.k_inv.diag().sum());
+        recycle(dual.k_inv);
         Ok(Evidence {
             log_p: dual.log_p,
             d_phi,
-            d_noise: 0.5 * (dual.alpha.dot(&dual.alpha) - dual.k_inv.diag().sum()),
+            d_noise,
         })
     }
 }
 
 fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
-    Array2::from_shape_fn((a.len(), b.len()), |(i, j)| a[i] * b[j])
+    let mut out = zeros(a.len(), b.len());
+    for (mut row, ai) in out.rows_mut().into_iter().zip(a) {
+        for (o, bj) in row.iter_mut().zip(b) {
+            *o = ai * bj;
+        }
+    }
+    out
 }
 
 fn primal(
@@ -94,8 +191,8 @@ fn primal(
     let (n, d) = phi.dim();
     let b = phi.t().dot(&y);
     let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
-    let w = chol.solvec(&b).map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
-    let log_det_a = chol.ln_detc();
+    let w = chol.solve(&b, "ΦᵀΦ + σ²I")?;
+    let log_det_a = chol.ln_det();
     let yy = y.dot(&y);
     let log_p = -0.5
         * ((yy - b.dot(&w)) / noise
@@ -109,12 +206,13 @@ fn primal(
             d_noise: 0.0,
         });
     }
-    let a_inv = chol.invc_into().map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
+    let a_inv = chol.inverse("ΦᵀΦ + σ²I")?;
     // α = (y − Φa)/σ²; ∂/∂Φ = α aᵀ − Φ A⁻¹; ∂/∂σ² = ½(‖α‖² − (n − D)/σ² − tr A⁻¹).
     let alpha = (&y - &phi.dot(&w)) / noise;
     let mut r = outer(&alpha, &w);
     gemm(-1.0, phi, a_inv.view(), 1.0, &mut r);
     let d_noise = 0.5 * (alpha.dot(&alpha) - (n as f64 - d as f64) / noise - a_inv.diag().sum());
+    recycle(a_inv);
     Ok(Evidence {
         log_p,
         d_phi: r,
@@ -140,9 +238,9 @@ pub fn dual_from_gram(
 ) -> Result<Dual, FastfoodError> {
     let n = gram.nrows();
     let chol = factor_with_noise(gram, noise, "K")?;
-    let alpha = chol.solvec(&y.to_owned()).map_err(|e| not_pd("K", e))?;
-    let log_p = -0.5 * (y.dot(&alpha) + chol.ln_detc() + n as f64 * LN_2PI);
-    let k_inv = chol.invc_into().map_err(|e| not_pd("K", e))?;
+    let alpha = chol.solve(&y.to_owned(), "K")?;
+    let log_p = -0.5 * (y.dot(&alpha) + chol.ln_det() + n as f64 * LN_2PI);
+    let k_inv = chol.inverse("K")?;
     Ok(Dual {
         log_p,
         alpha,
@@ -165,10 +263,8 @@ impl Posterior {
         noise: f64,
     ) -> Result<Self, FastfoodError> {
         let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
-        let mean = chol
-            .solvec(&phi.t().dot(&y))
-            .map_err(|e| not_pd("ΦᵀΦ + σ²I", e))?;
-        let cov = chol.invc_into().map_err(|e| not_pd("ΦᵀΦ + σ²I", e))? * noise;
+        let mean = chol.solve(&phi.t().dot(&y), "ΦᵀΦ + σ²I")?;
+        let cov = chol.inverse("ΦᵀΦ + σ²I")? * noise;
         Ok(Self { mean, cov, noise })
     }
 

@@ -13,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_distr::StandardNormal;
 
-use crate::fwht::{fwht, padded_dimension};
+use crate::fwht::{fwht, fwht_interleaved, padded_dimension};
 
 /// The random structure of `rows` Fastfood frequencies for inputs of dimension `dim`.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,33 @@ pub struct Work {
     u4: Vec<f64>,
     g: Vec<f64>,
     g1: Vec<f64>,
+}
+
+/// Work buffers of the batched projection and backward pass ([`FastfoodDraw::project_rows`],
+/// [`FastfoodDraw::backward_rows`]): per block, the rows' vectors interleaved (`pad × rows`).
+#[derive(Debug, Clone, Default)]
+pub struct BatchWork {
+    u0: Vec<f64>,
+    u2: Vec<f64>,
+    u4: Vec<f64>,
+    g: Vec<f64>,
+    g1: Vec<f64>,
+}
+
+impl BatchWork {
+    fn fit(&mut self, len: usize, keep_u2: bool) {
+        for (v, needed) in [
+            (&mut self.u0, true),
+            (&mut self.u2, keep_u2),
+            (&mut self.u4, true),
+            (&mut self.g, true),
+            (&mut self.g1, true),
+        ] {
+            if needed && v.len() < len {
+                v.resize(len, 0.0);
+            }
+        }
+    }
 }
 
 impl FastfoodDraw {
@@ -143,6 +170,156 @@ impl FastfoodDraw {
             w.u4[i] = gauss[off + i] * w.u2[i];
         }
         fwht(&mut w.u4);
+    }
+
+    /// Rows per batch of [`Self::project_rows`] and [`Self::backward_rows`]: enough for the
+    /// interleaved butterflies to run over whole vectors, few enough that a block's buffers
+    /// stay in cache.
+    pub fn batch_rows(&self) -> usize {
+        (4096 / self.pad).clamp(4, 64)
+    }
+
+    /// [`Self::project`] of `r` points at once, with the same bits: `xt` holds the points
+    /// (r × dim, row-major), `z` receives their projections (r × rows, row-major).
+    #[allow(clippy::too_many_arguments)]
+    pub fn project_rows(
+        &self,
+        xt: &[f64],
+        r: usize,
+        sign: &[f64],
+        gauss: &[f64],
+        scale: &[f64],
+        z: &mut [f64],
+        w: &mut BatchWork,
+    ) {
+        let d = self.pad;
+        let norm = 1.0 / (d as f64).sqrt();
+        w.fit(d * r, false);
+        for b in 0..self.blocks() {
+            let off = b * d;
+            self.forward_block_rows(b, xt, r, sign, gauss, false, w);
+            for j in off..self.rows.min(off + d) {
+                let s = scale[j];
+                for (q, u) in w.u4[(j - off) * r..][..r].iter().enumerate() {
+                    z[q * self.rows + j] = s * u * norm;
+                }
+            }
+        }
+    }
+
+    /// [`Self::forward_block`] of `r` points, interleaved: u₄ in `w.u4` (and u₂ in `w.u2` when
+    /// `keep_u2`), element i of point q at `i·r + q`.
+    #[allow(clippy::too_many_arguments)]
+    fn forward_block_rows(
+        &self,
+        b: usize,
+        xt: &[f64],
+        r: usize,
+        sign: &[f64],
+        gauss: &[f64],
+        keep_u2: bool,
+        w: &mut BatchWork,
+    ) {
+        let (d, dim) = (self.pad, self.dim);
+        let off = b * d;
+        let u0 = &mut w.u0[..d * r];
+        for k in 0..dim {
+            let s = sign[off + k];
+            for (q, u) in u0[k * r..][..r].iter_mut().enumerate() {
+                *u = s * xt[q * dim + k];
+            }
+        }
+        u0[dim * r..].fill(0.0);
+        fwht_interleaved(u0, r);
+        let u4 = &mut w.u4[..d * r];
+        for i in 0..d {
+            let src = &u0[self.perm[off + i] as usize * r..][..r];
+            let g = gauss[off + i];
+            for (v, u) in u4[i * r..][..r].iter_mut().zip(src) {
+                *v = g * u;
+            }
+            if keep_u2 {
+                w.u2[i * r..][..r].copy_from_slice(src);
+            }
+        }
+        fwht_interleaved(u4, r);
+    }
+
+    /// [`Self::backward`] of `r` points at once, with the same bits (every accumulator takes
+    /// the points' terms in the points' order): `g_z` is r × rows, `d_xt` r × dim (row-major);
+    /// the forward transform is recomputed only for `d_scale` or `d_gauss`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward_rows(
+        &self,
+        xt: &[f64],
+        r: usize,
+        sign: &[f64],
+        gauss: &[f64],
+        scale: &[f64],
+        g_z: &[f64],
+        mut d_scale: Option<&mut [f64]>,
+        mut d_gauss: Option<&mut [f64]>,
+        mut d_sign: Option<&mut [f64]>,
+        d_xt: &mut [f64],
+        w: &mut BatchWork,
+    ) {
+        let (d, dim, rows) = (self.pad, self.dim, self.rows);
+        let norm = 1.0 / (d as f64).sqrt();
+        let keep_u2 = d_gauss.is_some();
+        w.fit(d * r, keep_u2);
+        for b in 0..self.blocks() {
+            let off = b * d;
+            if d_scale.is_some() || keep_u2 {
+                self.forward_block_rows(b, xt, r, sign, gauss, keep_u2, w);
+            }
+            let end = rows.min(off + d);
+            // g_u4 = S g_z / √d (zero for the dropped rows); ∂S_j = g_z,j u₄,j / √d.
+            let g = &mut w.g[..d * r];
+            for j in off..end {
+                let s = scale[j];
+                for (q, v) in g[(j - off) * r..][..r].iter_mut().enumerate() {
+                    *v = s * g_z[q * rows + j] * norm;
+                }
+                if let Some(ds) = d_scale.as_deref_mut() {
+                    for (q, u) in w.u4[(j - off) * r..][..r].iter().enumerate() {
+                        ds[j] += g_z[q * rows + j] * u * norm;
+                    }
+                }
+            }
+            g[(end - off) * r..].fill(0.0);
+            fwht_interleaved(g, r); // g_u3
+            if let Some(dg) = d_gauss.as_deref_mut() {
+                for i in 0..d {
+                    let gi = &g[i * r..][..r];
+                    for (v, u) in gi.iter().zip(&w.u2[i * r..][..r]) {
+                        dg[off + i] += v * u;
+                    }
+                }
+            }
+            // g_u2 = G g_u3; g_u1 = Πᵀ g_u2; g_u0 = H g_u1.
+            let g1 = &mut w.g1[..d * r];
+            g1.fill(0.0);
+            for i in 0..d {
+                let gs = gauss[off + i];
+                let dst = &mut g1[self.perm[off + i] as usize * r..][..r];
+                for (t, v) in dst.iter_mut().zip(&g[i * r..][..r]) {
+                    *t += gs * v;
+                }
+            }
+            fwht_interleaved(g1, r);
+            for k in 0..dim {
+                let gk = &g1[k * r..][..r];
+                if let Some(db) = d_sign.as_deref_mut() {
+                    for (q, v) in gk.iter().enumerate() {
+                        db[off + k] += v * xt[q * dim + k];
+                    }
+                }
+                let s = sign[off + k];
+                for (q, v) in gk.iter().enumerate() {
+                    d_xt[q * dim + k] += s * v;
+                }
+            }
+        }
     }
 
     /// Backward pass of [`Self::project`] for one point: given `g_z = ∂f/∂z`, accumulates
@@ -256,6 +433,73 @@ mod tests {
         for k in 0..5 {
             let t: f64 = (0..19).map(|j| cols[k][j] * g[j]).sum();
             assert!((t - dx[k]).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn batched_projection_and_backward_pass_equal_the_single_point_ones_bit_for_bit() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for (dim, rows, r) in [
+            (5usize, 19usize, 7usize),
+            (6, 256, 64),
+            (13, 40, 1),
+            (70, 300, 4),
+        ] {
+            let f = FastfoodDraw::sample(dim, rows, &mut rng);
+            let scale: Vec<f64> = (0..rows).map(|j| 0.5 + 0.01 * j as f64).collect();
+            let xt: Vec<f64> = (0..r * dim).map(|i| (i as f64 * 0.61).sin()).collect();
+            let g_z: Vec<f64> = (0..r * rows).map(|i| (i as f64 * 0.29).cos()).collect();
+            let mut z = vec![0.0; r * rows];
+            let mut batch = BatchWork::default();
+            f.project_rows(&xt, r, &f.sign, &f.gauss, &scale, &mut z, &mut batch);
+            let n = f.sign.len();
+            let (mut ds, mut dg, mut db) = (vec![0.0; rows], vec![0.0; n], vec![0.0; n]);
+            let mut dx = vec![0.0; r * dim];
+            f.backward_rows(
+                &xt,
+                r,
+                &f.sign,
+                &f.gauss,
+                &scale,
+                &g_z,
+                Some(&mut ds),
+                Some(&mut dg),
+                Some(&mut db),
+                &mut dx,
+                &mut batch,
+            );
+            let mut w = f.work();
+            let (mut ds1, mut dg1, mut db1) = (vec![0.0; rows], vec![0.0; n], vec![0.0; n]);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            for q in 0..r {
+                let x = &xt[q * dim..][..dim];
+                let mut z1 = vec![0.0; rows];
+                f.project(x, &f.sign, &f.gauss, &scale, &mut z1, &mut w);
+                assert_eq!(bits(&z1), bits(&z[q * rows..][..rows]), "z, point {q}");
+                let mut dx1 = vec![0.0; dim];
+                f.backward(
+                    x,
+                    &f.sign,
+                    &f.gauss,
+                    &scale,
+                    &g_z[q * rows..][..rows],
+                    Some(&mut ds1),
+                    Some(&mut dg1),
+                    Some(&mut db1),
+                    &mut dx1,
+                    &mut w,
+                );
+                assert_eq!(bits(&dx1), bits(&dx[q * dim..][..dim]), "x̃, point {q}");
+            }
+            assert_eq!(bits(&ds1), bits(&ds));
+            assert_eq!(bits(&dg1), bits(&dg));
+            assert_eq!(bits(&db1), bits(&db));
+            // Without the diagonals' gradients (no forward recomputation): the same ∂x̃.
+            let mut dx2 = vec![0.0; r * dim];
+            f.backward_rows(
+                &xt, r, &f.sign, &f.gauss, &scale, &g_z, None, None, None, &mut dx2, &mut batch,
+            );
+            assert_eq!(bits(&dx2), bits(&dx));
         }
     }
 }

@@ -110,6 +110,9 @@ pub fn objective(
     let phi = model.features(theta, x)?;
     let e = evidence(phi.view(), y, model.noise(theta), true)?;
     let g = model.gradient(theta, x, phi.view(), e.d_phi.view(), e.d_noise)?;
+    // The next evaluation reuses the two n × D matrices' memory (crate::blas::zeros).
+    crate::blas::recycle(phi);
+    crate::blas::recycle(e.d_phi);
     Ok((-e.log_p / n, g.into_iter().map(|v| -v / n).collect()))
 }
 

@@ -8,10 +8,21 @@ pub fn padded_dimension(n: usize) -> usize {
 
 /// `v ← H v` in place; `v.len()` must be a power of two (1 is the identity).
 pub fn fwht(v: &mut [f64]) {
-    let d = v.len();
-    debug_assert!(d.is_power_of_two(), "FWHT length {d} is not a power of two");
-    let mut h = 1;
-    while h < d {
+    fwht_interleaved(v, 1);
+}
+
+/// The transform of `stride` interleaved vectors at once, element i of vector r at
+/// `v[i·stride + r]` (`v ← (H ⊗ I_stride) v`): each vector gets the butterflies of [`fwht`] in
+/// the same order, so the same bits, with the inner loops running over contiguous runs of at
+/// least `stride` values (vectorised). `v.len() / stride` must be a power of two.
+pub fn fwht_interleaved(v: &mut [f64], stride: usize) {
+    let len = v.len();
+    debug_assert!(
+        stride > 0 && len.is_multiple_of(stride) && (len / stride).is_power_of_two(),
+        "FWHT of {len} values in {stride} interleaved vectors"
+    );
+    let mut h = stride;
+    while h < len {
         for block in v.chunks_exact_mut(2 * h) {
             let (lo, hi) = block.split_at_mut(h);
             for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
@@ -58,5 +69,36 @@ mod tests {
         assert_eq!(padded_dimension(1), 1);
         assert_eq!(padded_dimension(9), 16);
         assert_eq!(padded_dimension(128), 128);
+    }
+
+    #[test]
+    fn interleaved_transforms_are_each_vectors_fast_transform_bit_for_bit() {
+        for (d, stride) in [(1usize, 3usize), (8, 1), (8, 5), (64, 4), (16, 64)] {
+            let vectors: Vec<Vec<f64>> = (0..stride)
+                .map(|r| {
+                    (0..d)
+                        .map(|i| ((i * 13 + r * 7) as f64 * 0.37).sin())
+                        .collect()
+                })
+                .collect();
+            let mut v = vec![0.0; d * stride];
+            for (r, x) in vectors.iter().enumerate() {
+                for (i, xi) in x.iter().enumerate() {
+                    v[i * stride + r] = *xi;
+                }
+            }
+            fwht_interleaved(&mut v, stride);
+            for (r, x) in vectors.iter().enumerate() {
+                let mut one = x.clone();
+                fwht(&mut one);
+                for (i, oi) in one.iter().enumerate() {
+                    assert_eq!(
+                        v[i * stride + r].to_bits(),
+                        oi.to_bits(),
+                        "d {d}, vector {r}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use crate::error::{at_least_one, check_inputs, FastfoodError};
-use crate::fastfood::FastfoodDraw;
+use crate::fastfood::{BatchWork, FastfoodDraw};
 use crate::fwht::padded_dimension;
 use crate::radial::{chi_radii, PiecewiseLinear};
 
@@ -506,7 +506,7 @@ impl FeatureModel {
     ) -> Result<Array2<f64>, FastfoodError> {
         self.check(theta, x)?;
         let (n, dcols) = (x.nrows(), self.n_features());
-        let mut phi = Array2::<f64>::zeros((n, dcols));
+        let mut phi = crate::blas::zeros(n, dcols);
         if self.spec.family == Family::Ssgpr {
             let omega = ArrayView2::from_shape((self.spec.m, self.dim), &theta[self.off.omega..])
                 .expect("Ω has m × dim values");
@@ -526,38 +526,53 @@ impl FeatureModel {
         }
         let (scales, _) = self.scales(theta);
         let blocks = self.blocks();
+        let dim = self.dim;
         phi.axis_chunks_iter_mut(Axis(0), CHUNK)
             .into_par_iter()
             .zip(x.axis_chunks_iter(Axis(0), CHUNK).into_par_iter())
             .for_each(|(mut p, xs)| {
-                let mut works: Vec<_> = self.draws.iter().map(|d| d.work()).collect();
-                let mut xt = vec![0.0; self.dim];
-                let mut z = vec![0.0; self.draws.iter().map(|d| d.rows()).max().unwrap_or(0)];
-                for (mut prow, xrow) in p.axis_iter_mut(Axis(0)).zip(xs.axis_iter(Axis(0))) {
-                    for (c, d) in self.draws.iter().enumerate() {
-                        let (amp, loglen, mean) = self.component(theta, c);
-                        scale_inputs(xrow.as_slice().expect("row"), loglen, &mut xt);
-                        let (sign, gauss) = self.diagonals(theta, c);
-                        let rows = d.rows();
-                        d.project(&xt, sign, gauss, &scales[c], &mut z[..rows], &mut works[c]);
-                        match mean {
-                            None => {
-                                for j in 0..rows {
-                                    let (s, co) = z[j].sin_cos();
-                                    prow[j] = amp * co;
-                                    prow[rows + j] = amp * s;
+                let mut work = BatchWork::default();
+                let (mut xt, mut z) = (Vec::new(), Vec::new());
+                for (c, d) in self.draws.iter().enumerate() {
+                    let (amp, loglen, mean) = self.component(theta, c);
+                    let (sign, gauss) = self.diagonals(theta, c);
+                    let (rows, col, batch) = (d.rows(), blocks[c].col, d.batch_rows());
+                    for (mut pb, xb) in p
+                        .axis_chunks_iter_mut(Axis(0), batch)
+                        .zip(xs.axis_chunks_iter(Axis(0), batch))
+                    {
+                        let r = xb.nrows();
+                        xt.resize(r * dim, 0.0);
+                        z.resize(r * rows, 0.0);
+                        for (q, xrow) in xb.axis_iter(Axis(0)).enumerate() {
+                            let xrow = xrow.as_slice().expect("row");
+                            scale_inputs(xrow, loglen, &mut xt[q * dim..][..dim]);
+                        }
+                        d.project_rows(&xt, r, sign, gauss, &scales[c], &mut z, &mut work);
+                        for (q, (mut prow, xrow)) in pb
+                            .axis_iter_mut(Axis(0))
+                            .zip(xb.axis_iter(Axis(0)))
+                            .enumerate()
+                        {
+                            let z = &z[q * rows..][..rows];
+                            match mean {
+                                None => {
+                                    for j in 0..rows {
+                                        let (s, co) = z[j].sin_cos();
+                                        prow[j] = amp * co;
+                                        prow[rows + j] = amp * s;
+                                    }
                                 }
-                            }
-                            Some(mu) => {
-                                let mx: f64 = mu.iter().zip(xrow).map(|(a, b)| a * b).sum();
-                                let col = blocks[c].col;
-                                for j in 0..rows {
-                                    let (s1, c1) = (z[j] + mx).sin_cos();
-                                    let (s2, c2) = (z[j] - mx).sin_cos();
-                                    prow[col + j] = amp * c1;
-                                    prow[col + rows + j] = amp * s1;
-                                    prow[col + 2 * rows + j] = amp * c2;
-                                    prow[col + 3 * rows + j] = amp * s2;
+                                Some(mu) => {
+                                    let mx: f64 = mu.iter().zip(xrow).map(|(a, b)| a * b).sum();
+                                    for j in 0..rows {
+                                        let (s1, c1) = (z[j] + mx).sin_cos();
+                                        let (s2, c2) = (z[j] - mx).sin_cos();
+                                        prow[col + j] = amp * c1;
+                                        prow[col + rows + j] = amp * s1;
+                                        prow[col + 2 * rows + j] = amp * c2;
+                                        prow[col + 3 * rows + j] = amp * s2;
+                                    }
                                 }
                             }
                         }
@@ -603,6 +618,7 @@ impl FeatureModel {
             Family::Fsard | Family::Fsgbard | Family::Pwl
         );
         let fsgb = self.spec.family == Family::Fsgbard;
+        let dim = self.dim;
         let chunks: Vec<[Vec<f64>; 4]> = x
             .axis_chunks_iter(Axis(0), CHUNK)
             .into_par_iter()
@@ -613,78 +629,92 @@ impl FeatureModel {
                 let mut d_scale = vec![0.0; if learn_scale { self.spec.m } else { 0 }];
                 let mut d_gauss = vec![0.0; if fsgb { self.draws[0].sign.len() } else { 0 }];
                 let mut d_sign = d_gauss.clone();
-                let mut works: Vec<_> = self.draws.iter().map(|d| d.work()).collect();
-                let mut xt = vec![0.0; self.dim];
-                let mut d_xt = vec![0.0; self.dim];
-                let maxr = self.draws.iter().map(|d| d.rows()).max().unwrap_or(0);
-                let mut gz = vec![0.0; maxr];
-                for ((xrow, prow), rrow) in xs
-                    .axis_iter(Axis(0))
-                    .zip(ps.axis_iter(Axis(0)))
-                    .zip(rs.axis_iter(Axis(0)))
-                {
-                    let xrow = xrow.as_slice().expect("row");
-                    for (c, d) in self.draws.iter().enumerate() {
-                        let (_, loglen, mean) = self.component(theta, c);
-                        scale_inputs(xrow, loglen, &mut xt);
-                        let rows = d.rows();
-                        let col = blocks[c].col;
-                        let mut amp_grad = 0.0;
-                        match mean {
-                            None => {
-                                for j in 0..rows {
-                                    let (pc, ps) = (prow[j], prow[rows + j]);
-                                    let (rc, rsn) = (rrow[j], rrow[rows + j]);
-                                    gz[j] = -rc * ps + rsn * pc;
-                                    amp_grad += rc * pc + rsn * ps;
+                let mut work = BatchWork::default();
+                let (mut xt, mut d_xt, mut gz) = (Vec::new(), Vec::new(), Vec::new());
+                // Component by component, a batch of rows at a time: every accumulator takes
+                // the rows' terms in row order (the components' entries are disjoint).
+                for (c, d) in self.draws.iter().enumerate() {
+                    let (_, loglen, mean) = self.component(theta, c);
+                    let (sign, gauss) = self.diagonals(theta, c);
+                    let (rows, col, batch) = (d.rows(), blocks[c].col, d.batch_rows());
+                    // Amplitude² is σ_f²/m (or w_q/(2 m_q)): ∂Φ/∂log(σ_f²) = Φ/2.
+                    let amp_index = if mean.is_some() { self.off.comps[c] } else { 1 };
+                    let lo = match mean {
+                        Some(_) => self.off.comps[c] + 1,
+                        None => self.off.lengths,
+                    };
+                    let one_length = self.off.n_lengths == 1 && mean.is_none();
+                    for ((xb, pb), rb) in xs
+                        .axis_chunks_iter(Axis(0), batch)
+                        .zip(ps.axis_chunks_iter(Axis(0), batch))
+                        .zip(rs.axis_chunks_iter(Axis(0), batch))
+                    {
+                        let r = xb.nrows();
+                        xt.resize(r * dim, 0.0);
+                        gz.resize(r * rows, 0.0);
+                        d_xt.clear();
+                        d_xt.resize(r * dim, 0.0);
+                        for (q, ((xrow, prow), rrow)) in xb
+                            .axis_iter(Axis(0))
+                            .zip(pb.axis_iter(Axis(0)))
+                            .zip(rb.axis_iter(Axis(0)))
+                            .enumerate()
+                        {
+                            let xrow = xrow.as_slice().expect("row");
+                            scale_inputs(xrow, loglen, &mut xt[q * dim..][..dim]);
+                            let gz = &mut gz[q * rows..][..rows];
+                            let mut amp_grad = 0.0;
+                            match mean {
+                                None => {
+                                    for j in 0..rows {
+                                        let (pc, ps) = (prow[j], prow[rows + j]);
+                                        let (rc, rsn) = (rrow[j], rrow[rows + j]);
+                                        gz[j] = -rc * ps + rsn * pc;
+                                        amp_grad += rc * pc + rsn * ps;
+                                    }
+                                }
+                                Some(_) => {
+                                    let mut dmx = 0.0;
+                                    for j in 0..rows {
+                                        let p = |k: usize| prow[col + k * rows + j];
+                                        let r = |k: usize| rrow[col + k * rows + j];
+                                        let gp = -r(0) * p(1) + r(1) * p(0);
+                                        let gm = -r(2) * p(3) + r(3) * p(2);
+                                        gz[j] = gp + gm;
+                                        dmx += gp - gm;
+                                        amp_grad +=
+                                            r(0) * p(0) + r(1) * p(1) + r(2) * p(2) + r(3) * p(3);
+                                    }
+                                    let o = self.off.comps[c];
+                                    for k in 0..dim {
+                                        g[o + 1 + dim + k] += dmx * xrow[k];
+                                    }
                                 }
                             }
-                            Some(_) => {
-                                let mut dmx = 0.0;
-                                for j in 0..rows {
-                                    let p = |k: usize| prow[col + k * rows + j];
-                                    let r = |k: usize| rrow[col + k * rows + j];
-                                    let gp = -r(0) * p(1) + r(1) * p(0);
-                                    let gm = -r(2) * p(3) + r(3) * p(2);
-                                    gz[j] = gp + gm;
-                                    dmx += gp - gm;
-                                    amp_grad +=
-                                        r(0) * p(0) + r(1) * p(1) + r(2) * p(2) + r(3) * p(3);
-                                }
-                                let o = self.off.comps[c];
-                                for k in 0..self.dim {
-                                    g[o + 1 + self.dim + k] += dmx * xrow[k];
-                                }
-                            }
+                            g[amp_index] += 0.5 * amp_grad;
                         }
-                        // Amplitude² is σ_f²/m (or w_q/(2 m_q)): ∂Φ/∂log(σ_f²) = Φ/2.
-                        let amp_index = if mean.is_some() { self.off.comps[c] } else { 1 };
-                        g[amp_index] += 0.5 * amp_grad;
-                        let (sign, gauss) = self.diagonals(theta, c);
-                        d_xt.iter_mut().for_each(|v| *v = 0.0);
-                        d.backward(
+                        d.backward_rows(
                             &xt,
+                            r,
                             sign,
                             gauss,
                             &scales[c],
-                            &gz[..rows],
+                            &gz,
                             learn_scale.then_some(&mut d_scale[..]),
                             fsgb.then_some(&mut d_gauss[..]),
                             fsgb.then_some(&mut d_sign[..]),
                             &mut d_xt,
-                            &mut works[c],
+                            &mut work,
                         );
                         // x̃ = x ∘ exp(−log ℓ): ∂/∂log ℓ_k = −∂/∂x̃_k · x̃_k.
-                        let lo = match mean {
-                            Some(_) => self.off.comps[c] + 1,
-                            None => self.off.lengths,
-                        };
-                        for k in 0..self.dim {
-                            let v = -d_xt[k] * xt[k];
-                            if self.off.n_lengths == 1 && mean.is_none() {
-                                g[lo] += v;
-                            } else {
-                                g[lo + k] += v;
+                        for (dx, xq) in d_xt.chunks_exact(dim).zip(xt.chunks_exact(dim)) {
+                            for k in 0..dim {
+                                let v = -dx[k] * xq[k];
+                                if one_length {
+                                    g[lo] += v;
+                                } else {
+                                    g[lo + k] += v;
+                                }
                             }
                         }
                     }
