@@ -221,31 +221,27 @@ fn nearest_dense(
     nearest_dense_generic(m, sq_norms, block, dots, out, stride)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn nearest_dense_avx512(
-    m: &[f64],
-    sq_norms: &[f64],
-    block: &BlockNonzeros,
-    dots: &mut [f64],
-    out: &mut [u32],
-    stride: usize,
-) {
-    nearest_dense_generic(m, sq_norms, block, dots, out, stride)
+/// [`nearest_dense_generic`] compiled with a target feature (called only where the processor
+/// has it).
+macro_rules! nearest_dense_with {
+    ($name:ident, $feature:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        fn $name(
+            m: &[f64],
+            sq_norms: &[f64],
+            block: &BlockNonzeros,
+            dots: &mut [f64],
+            out: &mut [u32],
+            stride: usize,
+        ) {
+            nearest_dense_generic(m, sq_norms, block, dots, out, stride)
+        }
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn nearest_dense_avx2(
-    m: &[f64],
-    sq_norms: &[f64],
-    block: &BlockNonzeros,
-    dots: &mut [f64],
-    out: &mut [u32],
-    stride: usize,
-) {
-    nearest_dense_generic(m, sq_norms, block, dots, out, stride)
-}
+nearest_dense_with!(nearest_dense_avx512, "avx512f");
+nearest_dense_with!(nearest_dense_avx2, "avx2");
 
 /// ⟨x, z_j⟩ for every j by axpys over the non-zeros of x (increasing attribute order, as
 /// [`Voronoi::cell_of_nonzeros`]), then the arg-min of ‖z_j‖² − 2⟨x, z_j⟩, lowest j on ties.
