@@ -10,9 +10,10 @@ use kernel_core::{CoreError, Predictor};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
 
+use crate::band::BandedExpansion;
 use crate::error::StreamError;
 pub use crate::kernel::gaussian_kernel;
-use crate::statistics::{LevelStatistics, CHUNK};
+use crate::statistics::LevelStatistics;
 
 /// The solver's constants; the paper's experiments use λ = 1e-3, 10 CG iterations, a CG
 /// threshold of 1e-10 and a Cholesky jitter of 1e-10.
@@ -57,43 +58,31 @@ impl Predictor for Expansion {
     type Output = Array2<f64>;
     type Error = StreamError;
 
-    /// f(x), one row per point (kernel rows computed in blocks of [`CHUNK`] points); an error if
-    /// `x` has another number of columns than the landmarks.
+    /// f(x), one row per point; an error if `x` has another number of columns than the
+    /// landmarks. Each point sums only the landmarks within reach of it (every other kernel
+    /// entry is exactly 0.0; `crate::band`), so the value is the dense sum up to its order.
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, StreamError> {
         kernel_core::error::check_columns(
             "columns of the points vs the landmarks'",
             x,
             self.landmarks.ncols(),
         )?;
-        let mut f = Array2::zeros((x.nrows(), self.alpha.ncols()));
-        for start in (0..x.nrows()).step_by(CHUNK) {
-            let end = (start + CHUNK).min(x.nrows());
-            let k = gaussian_kernel(
-                x.slice(s![start..end, ..]),
-                self.landmarks.view(),
-                self.bandwidth,
-            );
-            f.slice_mut(s![start..end, ..]).assign(&k.dot(&self.alpha));
-        }
-        Ok(f)
+        Ok(BandedExpansion::new(self).predict(x))
     }
 }
 
 impl Expansion {
-    /// The FALKON solve of the statistics' level.
+    /// The FALKON solve of the statistics' level, in the statistics' internal order of the
+    /// landmarks (the same solve up to rounding in any order); α is returned in the order the
+    /// landmarks were given.
     pub fn fit(stats: &LevelStatistics, falkon: FalkonParams) -> Result<Self, StreamError> {
-        let lm = stats.landmarks();
-        let k_mm = gaussian_kernel(lm.view(), lm.view(), stats.bandwidth());
+        let (lm, ktk, z) = stats.internal();
+        let k_mm = gaussian_kernel(lm, lm, stats.bandwidth());
+        let alpha = solve(k_mm.view(), ktk, z, stats.rows(), falkon)?;
         Ok(Self {
-            landmarks: lm.clone(),
+            landmarks: stats.landmarks().clone(),
             bandwidth: stats.bandwidth(),
-            alpha: solve(
-                k_mm.view(),
-                stats.ktk().view(),
-                stats.z().view(),
-                stats.rows(),
-                falkon,
-            )?,
+            alpha: stats.unpermute_rows(alpha.view()),
         })
     }
 }

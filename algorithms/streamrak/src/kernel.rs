@@ -2,8 +2,9 @@
 
 use ndarray::{Array2, ArrayView2};
 
-/// Below this, exp(x) is exactly 0.0 in double precision.
-const UNDERFLOW: f64 = -745.2;
+/// Below this, exp(x) is exactly 0.0 in double precision (the kernel returns 0.0 without
+/// calling exp; the statistics' banded accumulation derives its reach from it).
+pub(crate) const UNDERFLOW: f64 = -745.2;
 
 /// The Gaussian kernel matrix exp(−‖a_i − b_j‖² / (2r²)) of the rows of `a` and `b`.
 ///
@@ -11,7 +12,6 @@ const UNDERFLOW: f64 = -745.2;
 /// If `a` and `b` have different numbers of columns (the crate's callers check the points'
 /// dimension first).
 pub fn gaussian_kernel(a: ArrayView2<f64>, b: ArrayView2<f64>, r: f64) -> Array2<f64> {
-    let scale = -0.5 / (r * r);
     let (n, m, d) = (a.nrows(), b.nrows(), a.ncols());
     assert_eq!(
         d,
@@ -23,23 +23,36 @@ pub fn gaussian_kernel(a: ArrayView2<f64>, b: ArrayView2<f64>, r: f64) -> Array2
         a.as_slice().expect("standard layout"),
         b.as_slice().expect("standard layout"),
     );
-    let mut out = Vec::with_capacity(n * m);
-    for ai in a.chunks_exact(d.max(1)).take(n) {
-        for bj in b.chunks_exact(d.max(1)).take(m) {
-            let mut d2 = 0.0;
-            for (u, v) in ai.iter().zip(bj) {
-                d2 += (u - v) * (u - v);
-            }
-            let e = scale * d2;
-            // exp underflows to exactly 0 below −745.2: skip the call (most entries at fine
-            // levels).
-            out.push(if e < UNDERFLOW { 0.0 } else { e.exp() });
+    let mut out = vec![0.0; n * m];
+    if d == 0 {
+        out.fill(1.0);
+    } else {
+        let scale = kernel_scale(r);
+        for (ai, row) in a.chunks_exact(d).zip(out.chunks_exact_mut(m.max(1))) {
+            kernel_row(ai, b, scale, row);
         }
     }
-    if d == 0 {
-        out.resize(n * m, 1.0);
-    }
     Array2::from_shape_vec((n, m), out).expect("n x m values")
+}
+
+/// −1/(2r²), the factor of the squared distance in the exponent.
+pub(crate) fn kernel_scale(r: f64) -> f64 {
+    -0.5 / (r * r)
+}
+
+/// One kernel row: `out[j]` = exp(scale·‖x − b_j‖²) for the rows b_j (each `x.len()` > 0
+/// values) of `b`, the values [`gaussian_kernel`] gives.
+pub(crate) fn kernel_row(x: &[f64], b: &[f64], scale: f64, out: &mut [f64]) {
+    for (bj, o) in b.chunks_exact(x.len()).zip(out.iter_mut()) {
+        let mut d2 = 0.0;
+        for (u, v) in x.iter().zip(bj) {
+            d2 += (u - v) * (u - v);
+        }
+        let e = scale * d2;
+        // exp underflows to exactly 0 below −745.2: skip the call (most entries at fine
+        // levels).
+        *o = if e < UNDERFLOW { 0.0 } else { e.exp() };
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 //! StreaMRAK, FALKON and LP-KRR are [`kernel_core::StreamingRegressor`]s, a fitted level a
 //! [`kernel_core::Predictor`]; errors are [`kernel_core::CoreError`]'s ([`StreamError`]).
 
+mod band;
 pub mod baselines;
 pub mod cover_tree;
 mod error;
