@@ -7,7 +7,6 @@
 
 use ndarray::{Array2, ArrayView2, Axis};
 
-use crate::falkon::Expansion;
 use crate::kernel::{kernel_row, kernel_scale, UNDERFLOW};
 
 /// Relative margin on the reach, far above the rounding of the distances (a few ulps).
@@ -76,16 +75,18 @@ pub(crate) struct BandedExpansion {
 }
 
 impl BandedExpansion {
-    pub fn new(e: &Expansion) -> Self {
-        let (sorted, alpha, order) = match Order::new(e.landmarks.view(), e.bandwidth) {
+    /// The expansion with landmarks `landmarks` (m × d), coefficients `alpha` (m × p) and
+    /// bandwidth r.
+    pub fn new(landmarks: ArrayView2<f64>, alpha: ArrayView2<f64>, bandwidth: f64) -> Self {
+        let (sorted, alpha, order) = match Order::new(landmarks, bandwidth) {
             Some((perm, order)) => (
-                e.landmarks.select(Axis(0), &perm),
-                e.alpha.select(Axis(0), &perm),
+                landmarks.select(Axis(0), &perm),
+                alpha.select(Axis(0), &perm),
                 Some(order),
             ),
             None => (
-                e.landmarks.as_standard_layout().into_owned(),
-                e.alpha.as_standard_layout().into_owned(),
+                landmarks.as_standard_layout().into_owned(),
+                alpha.as_standard_layout().into_owned(),
                 None,
             ),
         };
@@ -93,7 +94,7 @@ impl BandedExpansion {
             sorted,
             alpha,
             order,
-            scale: kernel_scale(e.bandwidth),
+            scale: kernel_scale(bandwidth),
         }
     }
 
@@ -153,12 +154,7 @@ mod tests {
             let landmarks = Array2::from_shape_fn((m, d), |_| rng.random::<f64>());
             let alpha = Array2::from_shape_fn((m, 2), |_| rng.random_range(-50.0..50.0));
             let x = Array2::from_shape_fn((500, d), |_| rng.random::<f64>());
-            let e = Expansion {
-                landmarks: landmarks.clone(),
-                bandwidth: r,
-                alpha: alpha.clone(),
-            };
-            let banded = BandedExpansion::new(&e);
+            let banded = BandedExpansion::new(landmarks.view(), alpha.view(), r);
             assert_eq!(banded.order.is_some(), m > 1);
             let want = gaussian_kernel(x.view(), landmarks.view(), r).dot(&alpha);
             let got = banded.predict(x.view());

@@ -67,7 +67,10 @@ impl Predictor for Expansion {
             x,
             self.landmarks.ncols(),
         )?;
-        Ok(BandedExpansion::new(self).predict(x))
+        Ok(
+            BandedExpansion::new(self.landmarks.view(), self.alpha.view(), self.bandwidth)
+                .predict(x),
+        )
     }
 }
 

@@ -206,7 +206,11 @@ impl Streamrak {
         }
         let started = std::time::Instant::now();
         let expansion = Expansion::fit(st, self.params.falkon)?;
-        self.bands.push(BandedExpansion::new(&expansion));
+        self.bands.push(BandedExpansion::new(
+            expansion.landmarks.view(),
+            expansion.alpha.view(),
+            expansion.bandwidth,
+        ));
         self.fitted.push(FittedLevel {
             level: queued.level,
             expansion,
