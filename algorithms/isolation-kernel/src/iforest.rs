@@ -27,7 +27,7 @@ pub const REJECTION_TRIES: usize = 4;
 
 /// Rows walked together by [`IsolationTree::leaves_of_block`]: independent walks interleaved,
 /// so that their loads overlap instead of each level waiting for the one before.
-const LANES: usize = 8;
+const LANES: usize = 16;
 
 /// One node of an [`IsolationTree`]: a split `x_attr < split` (left, node k + 1) with its right
 /// child `next`, or a leaf: `split` NaN, `attr` 0 and `next` = k itself, so that one more step
