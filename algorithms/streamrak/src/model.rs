@@ -317,13 +317,9 @@ mod tests {
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
-    /// A small VarSinus-like stream: the pyramid fits its levels in order and the test error
-    /// falls as levels are added (the paper's hypothesis: MSE falls with level).
-    #[test]
-    fn the_pyramid_fits_levels_in_order_and_the_error_falls_with_depth() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let f = |x: f64| (1.0 / (x + 0.05)).sin();
-        let params = StreamrakParams {
+    /// The constants of the small VarSinus-like streams below, levels up to `max_level`.
+    fn small_stream_params(max_level: usize) -> StreamrakParams {
+        StreamrakParams {
             tree: CoverTreeParams::paper(1.0),
             levels: LevelParams {
                 delta0: 10.0,
@@ -338,8 +334,17 @@ mod tests {
                 upper_limit: 20_000,
             },
             falkon: FalkonParams::paper(),
-            max_level: 8,
-        };
+            max_level,
+        }
+    }
+
+    /// A small VarSinus-like stream: the pyramid fits its levels in order and the test error
+    /// falls as levels are added (the paper's hypothesis: MSE falls with level).
+    #[test]
+    fn the_pyramid_fits_levels_in_order_and_the_error_falls_with_depth() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let f = |x: f64| (1.0 / (x + 0.05)).sin();
+        let params = small_stream_params(8);
         let x0 = rng.random::<f64>();
         let mut model = Streamrak::new(&[x0], &[f(x0)], params).unwrap();
         for _ in 0..150_000 {
@@ -378,23 +383,7 @@ mod tests {
     #[test]
     fn banded_and_dense_accumulation_fit_the_same_model() {
         let f = |x: f64| (1.0 / (x + 0.01)).sin();
-        let params = StreamrakParams {
-            tree: CoverTreeParams::paper(1.0),
-            levels: LevelParams {
-                delta0: 10.0,
-                ..LevelParams::default_config()
-            },
-            convergence: ConvergenceParams {
-                k_threshold: 5e-3,
-                z_threshold: 5e-3,
-                track_length: 100,
-                interval: 2_000,
-                lower_limit: 2_000,
-                upper_limit: 20_000,
-            },
-            falkon: FalkonParams::paper(),
-            max_level: 12,
-        };
+        let params = small_stream_params(12);
         let fit = |accumulation| {
             let mut rng = ChaCha8Rng::seed_from_u64(5);
             // Dense near 0, like E1's Gamma draws.
