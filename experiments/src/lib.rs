@@ -11,7 +11,8 @@
 //! `kinds::common` and its own modules, never another paper's.
 //!
 //! ```text
-//! 0  keys files seeds toml_table     | leaves: digests, atomic writes, seed material, typed tables
+//! 0  keys files seeds toml_table blas | leaves: digests, atomic writes, seed material, typed tables,
+//!                                    | the BLAS kernels
 //! 1  table fingerprint upstream      | result rows and Parquet; code fingerprints of cache keys;
 //!                                    | the authors' code (fetch, verify, patch, build, run)
 //! 2  provenance stats data context   | run provenance; row statistics; [data]; a cell's context
@@ -30,6 +31,7 @@
 pub use inventory;
 
 pub mod artefacts;
+pub mod blas;
 pub mod cell;
 pub mod check;
 pub mod commands;

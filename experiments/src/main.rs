@@ -210,6 +210,11 @@ extern "C" {
 }
 
 fn main() -> ExitCode {
+    // Kernels for this CPU's instruction set when OpenBLAS did not recognise it (see
+    // experiments::blas); returns only when there is nothing to do or the restart failed.
+    if let Some(warning) = experiments::blas::restart_with_native_kernels() {
+        eprintln!("warning: {warning}");
+    }
     // One BLAS thread per worker: cells already run in parallel. OpenBLAS reads
     // OPENBLAS_NUM_THREADS when the library is loaded, before main, so the variable is set for
     // child processes and the running library is told directly (unless the user chose).

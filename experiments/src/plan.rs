@@ -14,6 +14,8 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<
     let fingerprint =
         crate::fingerprint::run_fingerprint(kind.name(), kind.type_path(), config.data.sources())?;
     let data = serde_json::to_value(&config.data).expect("data spec serialises");
+    // Kernels for other instruction sets round differently (see crate::blas).
+    let blas = crate::blas::kernels();
     let mut cells = Vec::new();
     for (params, &point_repeats) in resolved.grid.iter().zip(&resolved.repeats) {
         // A deterministic method gives the same numbers in every repetition only when the
@@ -41,7 +43,7 @@ pub fn plan(resolved: &ResolvedConfig, kind: &dyn ExperimentKind) -> Result<Vec<
             .expect("json");
             let key = crate::keys::sha256_hex(
                 format!(
-                    "{identity}|seed={}|code={}|sources={}{upstream}",
+                    "{identity}|seed={}|code={}|sources={}|blas={blas}{upstream}",
                     config.seed,
                     kind.code_version(),
                     fingerprint

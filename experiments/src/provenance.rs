@@ -24,6 +24,10 @@ pub struct Provenance {
     pub sources: String,
     /// Versions of this workspace and of the key dependencies (from Cargo.lock at build time).
     pub versions: BTreeMap<String, String>,
+    /// OpenBLAS's name for the kernels the run's linear algebra ran on (part of every cell's
+    /// cache key, see `crate::blas`); empty in manifests written before it was recorded.
+    #[serde(default)]
+    pub blas: String,
     pub host: String,
     pub os: String,
     pub arch: String,
@@ -69,6 +73,7 @@ impl Provenance {
             git_commit,
             git_dirty,
             versions,
+            blas: crate::blas::kernels(),
             host,
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
