@@ -5,7 +5,8 @@
 //! loaded, before `main`. An OpenBLAS older than the CPU does not recognise it and falls back to
 //! kernels for an older instruction set: Debian's 0.3.21 on a family 6 model 207 Xeon runs its
 //! Prescott (SSE3) kernels, one-thread dgemm at 12-13 GFLOP/s instead of 82 with its SkylakeX
-//! (AVX-512) kernels. [`native_kernels`] names the kernels this CPU can run when the library chose
+//! (AVX-512) kernels (on an AMD EPYC Zen 4 it picks its AVX-512 Cooperlake kernels by itself;
+//! asked for SkylakeX on a CPU with AVX-512 BF16 it also runs Cooperlake's). [`native_kernels`] names the kernels this CPU can run when the library chose
 //! a lesser instruction set, and `repro` then starts itself again with `OPENBLAS_CORETYPE` set
 //! (the library reads it only when loaded). A user's own `OPENBLAS_CORETYPE` is always kept.
 //!

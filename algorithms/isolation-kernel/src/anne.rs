@@ -99,22 +99,8 @@ impl Voronoi {
     /// Without dense centres.
     pub(crate) fn cell_of_nonzeros(&self, nonzeros: &[(u32, f64)]) -> u32 {
         let m = self.dense_t.as_ref().expect("dense centres");
-        let psi = self.sq_norms.len();
-        let mut dots = vec![0.0; psi];
-        for &(a, v) in nonzeros {
-            let column = &m[a as usize * psi..(a as usize + 1) * psi];
-            for (d, z) in dots.iter_mut().zip(column) {
-                *d += v * z;
-            }
-        }
-        let mut best = (f64::INFINITY, 0u32);
-        for (j, (&sq, &dot)) in self.sq_norms.iter().zip(&dots).enumerate() {
-            let score = sq - 2.0 * dot;
-            if score < best.0 {
-                best = (score, j as u32);
-            }
-        }
-        best.1
+        let mut dots = vec![0.0; self.sq_norms.len()];
+        nearest_centre(m, &self.sq_norms, nonzeros.iter().copied(), &mut dots)
     }
 
     /// φ_i of every row of `block` into `out[r·stride]`: the cells of [`Self::cell_of`] (the
@@ -243,8 +229,7 @@ macro_rules! nearest_dense_with {
 nearest_dense_with!(nearest_dense_avx512, "avx512f");
 nearest_dense_with!(nearest_dense_avx2, "avx2");
 
-/// ⟨x, z_j⟩ for every j by axpys over the non-zeros of x (increasing attribute order, as
-/// [`Voronoi::cell_of_nonzeros`]), then the arg-min of ‖z_j‖² − 2⟨x, z_j⟩, lowest j on ties.
+/// [`nearest_centre`] of every row of `block` into `out[r·stride]`.
 #[inline(always)]
 fn nearest_dense_generic(
     m: &[f64],
@@ -254,36 +239,52 @@ fn nearest_dense_generic(
     out: &mut [u32],
     stride: usize,
 ) {
-    let psi = sq_norms.len();
     for r in 0..block.len() {
-        dots.fill(0.0);
         let (indices, values) = block.row(r);
-        for (&a, &v) in indices.iter().zip(values) {
-            let column = &m[a as usize * psi..(a as usize + 1) * psi];
-            for (d, z) in dots.iter_mut().zip(column) {
-                *d += v * z;
-            }
-        }
-        // The scores, their minimum over independent lanes (min is exact, so any order gives
-        // the same value), then the first j that attains it: the lowest j of the strict `<`
-        // scan of `cell_of_nonzeros` (±0 compare equal in both; a NaN score never wins).
-        for (d, &sq) in dots.iter_mut().zip(sq_norms) {
-            *d = sq - 2.0 * *d;
-        }
-        let mut lanes = [f64::INFINITY; 8];
-        let mut chunks = dots.chunks_exact(8);
-        for c in chunks.by_ref() {
-            for (l, &v) in lanes.iter_mut().zip(c) {
-                *l = l.min(v);
-            }
-        }
-        let min = chunks
-            .remainder()
-            .iter()
-            .chain(&lanes)
-            .fold(f64::INFINITY, |m, &v| m.min(v));
-        out[r * stride] = dots.iter().position(|&v| v == min).unwrap_or(0) as u32;
+        let nonzeros = indices.iter().copied().zip(values.iter().copied());
+        out[r * stride] = nearest_centre(m, sq_norms, nonzeros, dots);
     }
+}
+
+/// The cell of x among the dense centres `m` (attribute-major: column a holds z_ja for every j)
+/// with squared norms `sq_norms`: ⟨x, z_j⟩ for every j by axpys over the non-zeros of x
+/// (increasing attribute order, the order of the sparse form; the extra `x_a · 0` terms add
+/// nothing), then the arg-min of ‖z_j‖² − 2⟨x, z_j⟩, lowest j on ties. `dots` (ψ long) is
+/// scratch space.
+#[inline(always)]
+fn nearest_centre(
+    m: &[f64],
+    sq_norms: &[f64],
+    nonzeros: impl Iterator<Item = (u32, f64)>,
+    dots: &mut [f64],
+) -> u32 {
+    let psi = sq_norms.len();
+    dots.fill(0.0);
+    for (a, v) in nonzeros {
+        let column = &m[a as usize * psi..(a as usize + 1) * psi];
+        for (d, z) in dots.iter_mut().zip(column) {
+            *d += v * z;
+        }
+    }
+    // The scores, their minimum over independent lanes (min is exact, so any order gives the
+    // same value), then the first j that attains it: the lowest j of a strict `<` scan (±0
+    // compare equal in both; a NaN score never wins; all NaN gives 0, as the scan does).
+    for (d, &sq) in dots.iter_mut().zip(sq_norms) {
+        *d = sq - 2.0 * *d;
+    }
+    let mut lanes = [f64::INFINITY; 8];
+    let mut chunks = dots.chunks_exact(8);
+    for c in chunks.by_ref() {
+        for (l, &v) in lanes.iter_mut().zip(c) {
+            *l = l.min(v);
+        }
+    }
+    let min = chunks
+        .remainder()
+        .iter()
+        .chain(&lanes)
+        .fold(f64::INFINITY, |m, &v| m.min(v));
+    dots.iter().position(|&v| v == min).unwrap_or(0) as u32
 }
 
 #[cfg(test)]
