@@ -8,14 +8,13 @@
 //! points, the fitted levels, the tree's nodes and the process's peak resident set (VmHWM) in
 //! MiB (MAX_LEVEL: deepest level fitted, default 16).
 
+mod varsinus;
+
 use kernel_core::StreamingRegressor;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Gamma, Normal};
-use streamrak::falkon::FalkonParams;
-use streamrak::model::{Streamrak, StreamrakParams};
-use streamrak::statistics::ConvergenceParams;
-use streamrak::{CoverTreeParams, LevelParams};
+use varsinus::{e1_params, VarSinus};
+use streamrak::model::Streamrak;
 
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -36,34 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(16);
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let gamma = Gamma::new(1.0_f64, 2.0)?;
-    let noise = Normal::new(0.0_f64, 1e-4)?;
-    let draw = |rng: &mut ChaCha8Rng| {
-        let x: f64 = if rng.random_bool(0.75) {
-            (gamma.sample(rng) / 28.6_f64).min(1.0)
-        } else {
-            rng.random()
-        };
-        (x, (1.0_f64 / (x + 0.01)).sin() + noise.sample(rng))
-    };
-    // The VarSinus settings of configs/streamrak/e1_varsinus.toml.
-    let params = StreamrakParams {
-        tree: CoverTreeParams::paper(1.0),
-        levels: LevelParams {
-            delta0: 10.0,
-            ..LevelParams::default_config()
-        },
-        convergence: ConvergenceParams {
-            k_threshold: 5e-3,
-            z_threshold: 5e-3,
-            track_length: 100,
-            interval: 10_000,
-            lower_limit: 30_000,
-            upper_limit: 150_000,
-        },
-        falkon: FalkonParams::paper(),
-        max_level,
-    };
+    let varsinus = VarSinus::new();
+    let draw = |rng: &mut ChaCha8Rng| varsinus.draw(rng);
+    let params = e1_params(max_level);
     let (x0, y0) = draw(&mut rng);
     let mut model = Streamrak::new(&[x0], &[y0], params)?;
     let before = peak_rss_mib().unwrap_or(f64::NAN);

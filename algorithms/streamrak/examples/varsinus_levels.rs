@@ -9,14 +9,14 @@
 //! `cargo run --release -p streamrak --example varsinus_levels -- 2200000 [MAX_LEVEL] [SEED]
 //! [auto|dense|banded]`
 
+mod varsinus;
+
 use kernel_core::StreamingRegressor;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Gamma, Normal};
-use streamrak::falkon::FalkonParams;
-use streamrak::model::{Streamrak, StreamrakParams};
-use streamrak::statistics::{Accumulation, ConvergenceParams};
-use streamrak::{CoverTreeParams, LevelParams};
+use varsinus::{e1_params, VarSinus};
+use streamrak::model::Streamrak;
+use streamrak::statistics::Accumulation;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = |i: usize, default: u64| -> Result<u64, Box<dyn std::error::Error>> {
@@ -36,33 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(other) => return Err(format!("unknown accumulation {other}").into()),
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let gamma = Gamma::new(1.0_f64, 2.0)?;
-    let noise = Normal::new(0.0_f64, 1e-4)?;
-    let draw = |rng: &mut ChaCha8Rng| {
-        let x: f64 = if rng.random_bool(0.75) {
-            (gamma.sample(rng) / 28.6_f64).min(1.0)
-        } else {
-            rng.random()
-        };
-        (x, (1.0_f64 / (x + 0.01)).sin() + noise.sample(rng))
-    };
-    let params = StreamrakParams {
-        tree: CoverTreeParams::paper(1.0),
-        levels: LevelParams {
-            delta0: 10.0,
-            ..LevelParams::default_config()
-        },
-        convergence: ConvergenceParams {
-            k_threshold: 5e-3,
-            z_threshold: 5e-3,
-            track_length: 100,
-            interval: 10_000,
-            lower_limit: 30_000,
-            upper_limit: 150_000,
-        },
-        falkon: FalkonParams::paper(),
-        max_level,
-    };
+    let varsinus = VarSinus::new();
+    let draw = |rng: &mut ChaCha8Rng| varsinus.draw(rng);
+    let params = e1_params(max_level);
     let (x0, y0) = draw(&mut rng);
     let mut model = Streamrak::new(&[x0], &[y0], params)?.with_accumulation(accumulation);
     let started = std::time::Instant::now();
