@@ -13,8 +13,8 @@ mod varsinus;
 use kernel_core::StreamingRegressor;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use varsinus::{e1_params, VarSinus};
 use streamrak::model::Streamrak;
+use varsinus::{e1_params, VarSinus};
 
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -14,9 +14,9 @@ mod varsinus;
 use kernel_core::StreamingRegressor;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use varsinus::{e1_params, VarSinus};
 use streamrak::model::Streamrak;
 use streamrak::statistics::Accumulation;
+use varsinus::{e1_params, VarSinus};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = |i: usize, default: u64| -> Result<u64, Box<dyn std::error::Error>> {
