@@ -2,16 +2,19 @@
 //! harness).
 //!
 //! ndarray-linalg links the system's OpenBLAS, which picks its kernels for the CPU when it is
-//! loaded, before `main`. An OpenBLAS older than the CPU does not recognise it and falls back to
+//! loaded, before `main`. An OpenBLAS older than the CPU may not recognise it and fall back to
 //! kernels for an older instruction set: Debian's 0.3.21 on a family 6 model 207 Xeon runs its
 //! Prescott (SSE3) kernels, one-thread dgemm at 12-13 GFLOP/s instead of 82 with its SkylakeX
-//! (AVX-512) kernels (on an AMD EPYC Zen 4 it picks its AVX-512 Cooperlake kernels by itself;
-//! asked for SkylakeX on a CPU with AVX-512 BF16 it also runs Cooperlake's). [`native_kernels`] names the kernels this CPU can run when the library chose
-//! a lesser instruction set, and `repro` then starts itself again with `OPENBLAS_CORETYPE` set
-//! (the library reads it only when loaded). A user's own `OPENBLAS_CORETYPE` is always kept.
+//! (AVX-512) kernels. (On an AMD EPYC Zen 4 it picks its AVX-512 Cooperlake kernels by itself;
+//! asked for SkylakeX on a CPU with AVX-512 BF16 it also runs Cooperlake's.) [`native_kernels`]
+//! names the kernels this CPU can run when the library chose a lesser instruction set, and `repro`
+//! then starts itself again with `OPENBLAS_CORETYPE` set (the library reads it only when loaded).
+//! A user's own `OPENBLAS_CORETYPE` is always kept.
 //!
 //! Kernels for different instruction sets sum in different orders, so results agree to rounding,
-//! not bits: the kernels' name is part of every cell's cache key and of every manifest.
+//! not bits: the kernels' name is part of every cell's cache key and of every manifest. (Shards
+//! run on nodes whose OpenBLAS picks other kernels than the merging machine's compute cells under
+//! other keys: run a sharded config on one kind of node.)
 
 use std::ffi::CStr;
 use std::os::raw::c_char;
