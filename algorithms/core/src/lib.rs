@@ -10,6 +10,7 @@
 //! * [`features`]: [`Features`] in blocks, one-hot or [`DenseFeatures`];
 //! * [`kernel`]: exact kernels (the Laplace kernel `exp(-λ‖x − x'‖₁)` that the Mondrian kernel,
 //!   random binning and Laplace random Fourier features all approximate);
+//! * [`kernel_svm`]: LIBSVM's C-SVC (SMO, second-order working sets, LRU cache of kernel rows);
 //! * [`one_hot`]: sparse feature matrices with exactly one non-zero per block and row (Mondrian
 //!   and random-binning features);
 //! * [`approximation`]: the kernel-approximation error of nested prefixes of a random feature map
@@ -18,6 +19,7 @@
 //! * [`cg`]: the workspace's conjugate gradient for matrix-free SPD systems (Mondrian ridge,
 //!   FALKON);
 //! * [`gp`]: draws of a Gaussian process with a given kernel matrix (synthetic regression data);
+//! * [`linear_svm`]: LIBLINEAR's default linear SVM (L2 loss, dual coordinate descent);
 //! * [`sgd`]: scikit-learn 0.17's SGD for L2-penalised least squares (the authors' learner);
 //! * [`width_search`]: the authors' search over kernel widths by retraining (Fig. 8);
 //! * [`metrics`]: error measures used by the papers (relative error, RMSE, MNLP, ...).
@@ -31,6 +33,8 @@ pub mod error;
 pub mod features;
 pub mod gp;
 pub mod kernel;
+pub mod kernel_svm;
+pub mod linear_svm;
 pub mod metrics;
 pub mod model;
 pub mod one_hot;

@@ -303,16 +303,7 @@ pub(crate) fn leaves_of_rows(trees: &[IsolationTree], rows: Rows, ids: &[usize],
     for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
         let block = &mut block[..ids.len().div_ceil(LANES) * LANES * dim];
         for (x, &i) in block.chunks_exact_mut(dim).zip(ids) {
-            match rows {
-                Rows::Dense(rows) => x.iter_mut().zip(rows.row(i)).for_each(|(x, &v)| *x = v),
-                Rows::Sparse(rows) => {
-                    x.fill(0.0);
-                    let row = rows.row(i);
-                    for (&a, &v) in row.indices().iter().zip(row.values()) {
-                        x[a as usize] = v;
-                    }
-                }
-            }
+            rows.dense_row(i, x);
         }
         for (b, tree) in trees.iter().enumerate() {
             tree.leaves_of_block(block, dim, ids.len(), &mut out[b..], t);

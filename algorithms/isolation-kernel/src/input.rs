@@ -180,6 +180,20 @@ impl Rows<'_> {
         }
     }
 
+    /// Row i written densely into `out` (length d; absent sparse entries 0).
+    pub fn dense_row(&self, i: usize, out: &mut [f64]) {
+        match self {
+            Rows::Dense(x) => out.iter_mut().zip(x.row(i)).for_each(|(o, &v)| *o = v),
+            Rows::Sparse(x) => {
+                out.fill(0.0);
+                let r = x.row(i);
+                for (&a, &v) in r.indices().iter().zip(r.values()) {
+                    out[a as usize] = v;
+                }
+            }
+        }
+    }
+
     /// Checks the dimension against `dim` and (dense) that every value is finite; sparse rows
     /// were checked by [`CsrRows::new`].
     pub(crate) fn check(&self, dim: usize) -> Result<(), IsolationError> {

@@ -11,9 +11,11 @@
 //! * [`input`]: dense rows and sparse (CSR) rows, never densified;
 //! * [`learners`]: the online classifiers IK-OGD (primal, naive, dual) and kernel OGD with
 //!   the Laplacian L_ψ (spec §6, §7.1), with operation counters;
+//! * [`chi2`]: the χ² additive kernel and its explicit map (the comparator of Table 9);
 //! * [`nogd`]: Nyström OGD with b landmarks and rank r (spec §7.2, D7–D9).
 
 pub mod anne;
+pub mod chi2;
 pub mod iforest;
 pub mod input;
 pub mod kernel;

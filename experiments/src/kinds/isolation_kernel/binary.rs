@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 use datasets::{Inputs, Targets};
-use isolation_kernel::{Row, SparseRow};
+use isolation_kernel::{Row, Rows, SparseRow};
 
 use crate::data::DataSpec;
 use crate::data::{DataView, SplitSets};
@@ -70,6 +70,19 @@ impl Examples {
     /// The inputs.
     pub fn inputs(&self) -> &Inputs {
         &self.x
+    }
+
+    /// The inputs as the isolation kernel's rows.
+    pub fn rows(&self) -> Result<Rows<'_>> {
+        Ok(match &self.x {
+            Inputs::Dense(x) => Rows::Dense(x.view()),
+            Inputs::Sparse(x) => Rows::Sparse(isolation_kernel::CsrRows::new(
+                x.n_cols(),
+                x.indptr(),
+                x.indices(),
+                x.values(),
+            )?),
+        })
     }
 
     /// Input row i, dense or sparse.

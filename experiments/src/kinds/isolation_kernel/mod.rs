@@ -4,6 +4,8 @@
 //! * [`batch_classification`]: Tables 5-6 and Figs. 5-7, one training pass and one test;
 //! * [`online_stream`]: Fig. 3 (cumulative accuracy and time), Fig. 4 (runtime vs ψ of the
 //!   t-look-up and naive dot products) and §8.1.1 (IK-OGD vs IK-OGD(dual));
+//! * [`svm_classification`]: Tables 8-9 (spec R4-R5), kernel and linear SVMs on IK_a, the
+//!   Laplacian and the χ² kernel;
 //! * [`laplacian_agreement`]: the KDD 2018 result (IK_i ≈ L_ψ under uniform density), spec V1;
 //!
 //! and the helpers they share:
@@ -19,3 +21,4 @@ pub mod binary;
 pub mod laplacian_agreement;
 pub mod online_classifiers;
 pub mod online_stream;
+pub mod svm_classification;

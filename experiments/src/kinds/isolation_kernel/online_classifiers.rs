@@ -203,9 +203,7 @@ impl LearnerParams {
 
     /// The ψ values cross-validation tries.
     pub fn psi_grid(&self) -> Vec<usize> {
-        std::iter::successors(Some(self.cv_psi_min), |p| Some(p * 2))
-            .take_while(|&p| p <= self.cv_psi_max)
-            .collect()
+        powers_of_two(self.cv_psi_min, self.cv_psi_max)
     }
 
     /// The same parameters with the method as it draws its random numbers: IK-OGD(naive) and
@@ -389,7 +387,7 @@ impl Classifier {
         let method = p.method();
         let dim = fit.dim();
         if method.isolation() {
-            let rows = Self::rows(fit)?;
+            let rows = fit.rows()?;
             if psi > fit.len() {
                 bail!(
                     "psi = {psi} exceeds the {} examples the partitionings are drawn from",
@@ -424,19 +422,6 @@ impl Classifier {
         })
     }
 
-    /// The inputs of `ex` as the isolation kernel's rows.
-    fn rows(ex: &Examples) -> Result<Rows<'_>> {
-        Ok(match ex.inputs() {
-            datasets::Inputs::Dense(x) => Rows::Dense(x.view()),
-            datasets::Inputs::Sparse(x) => Rows::Sparse(isolation_kernel::CsrRows::new(
-                x.n_cols(),
-                x.indptr(),
-                x.indices(),
-                x.values(),
-            )?),
-        })
-    }
-
     /// φ(x) of the rows `ids` (n × t, row-major); aNNE maps in parallel (the same numbers for
     /// any thread count), trees walk the rows in blocks.
     fn phi(map: &IsolationKernel, rows: Rows, ids: &[usize]) -> Result<Vec<u32>> {
@@ -461,7 +446,7 @@ impl Classifier {
         let mut mistakes = 0;
         match self {
             Classifier::Isolation { map, model } => {
-                let rows = Self::rows(ex)?;
+                let rows = ex.rows()?;
                 for ids in ids.chunks(MAP_CHUNK) {
                     let phi = Self::phi(map, rows, ids)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
@@ -497,7 +482,7 @@ impl Classifier {
         let mut correct = 0;
         match self {
             Classifier::Isolation { map, model } => {
-                let rows = Self::rows(ex)?;
+                let rows = ex.rows()?;
                 for ids in ids.chunks(MAP_CHUNK) {
                     let phi = Self::phi(map, rows, ids)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
@@ -558,6 +543,13 @@ impl Classifier {
     }
 }
 
+/// The powers of two from `min` (itself a power of two) to `max`: a cross-validation grid of ψ.
+pub fn powers_of_two(min: usize, max: usize) -> Vec<usize> {
+    std::iter::successors(Some(min), |p| p.checked_mul(2))
+        .take_while(|&p| p <= max)
+        .collect()
+}
+
 /// The outcome of choosing ψ.
 #[derive(Debug, Clone)]
 pub struct PsiChoice {
@@ -591,9 +583,46 @@ pub fn choose_psi(
         }
         Psi::Select(_) => p.psi_grid(),
     };
-    let start = Instant::now();
     let ids = &ids[..p.cv_examples.unwrap_or(ids.len()).min(ids.len())];
-    let (n, k) = (ids.len(), p.cv_folds);
+    cross_validate(
+        &psi,
+        ids,
+        p.cv_folds,
+        p.method().isolation(),
+        rng,
+        |s, kept, held, seed| {
+            // Only IK draws from the examples it is built on; OGD and NOGD need their dimension.
+            let subset;
+            let fit = if p.method().isolation() {
+                subset = ex.subset(kept);
+                &subset
+            } else {
+                ex
+            };
+            let mut learner = Classifier::build(p, s, fit, &mut ChaCha8Rng::from_seed(seed))?;
+            learner.train(ex, kept)?;
+            Ok(learner.test(ex, held)? as f64 / held.len() as f64)
+        },
+    )
+}
+
+/// The ψ of `grid` with the best mean held-out accuracy of a k-fold cross-validation over
+/// `ids` in their order (ties: the smaller ψ). Fold f holds out the contiguous positions
+/// `f·n/k .. (f+1)·n/k`; `score(ψ, kept, held, seed)` trains on the kept examples and returns
+/// the accuracy on the held-out ones. With `partitions_kept`, candidates larger than a training
+/// fold are skipped (IK subsamples ψ of the kept examples). Every (ψ, fold) draws from its own
+/// seed (taken from `rng` in a fixed order) and the pairs run in parallel, so the choice does
+/// not depend on the thread count.
+pub fn cross_validate(
+    grid: &[usize],
+    ids: &[usize],
+    k: usize,
+    partitions_kept: bool,
+    rng: &mut ChaCha8Rng,
+    score: impl Fn(usize, &[usize], &[usize], [u8; 32]) -> Result<f64> + Sync,
+) -> Result<PsiChoice> {
+    let start = Instant::now();
+    let n = ids.len();
     if n < 2 * k {
         bail!(
             "cross-validation needs at least {} examples, got {n}",
@@ -605,10 +634,10 @@ pub fn choose_psi(
         .map(|f| n - (bounds[f + 1] - bounds[f]))
         .min()
         .unwrap_or(0);
-    let candidates: Vec<usize> = psi
+    let candidates: Vec<usize> = grid
         .iter()
         .copied()
-        .filter(|&s| !p.method().isolation() || s <= smallest_fold_train)
+        .filter(|&s| !partitions_kept || s <= smallest_fold_train)
         .collect();
     if candidates.is_empty() {
         bail!(
@@ -629,17 +658,7 @@ pub fn choose_psi(
                 .chain(&ids[bounds[f + 1]..])
                 .copied()
                 .collect();
-            // Only IK draws from the examples it is built on; OGD and NOGD need their dimension.
-            let subset;
-            let fit = if p.method().isolation() {
-                subset = ex.subset(&kept);
-                &subset
-            } else {
-                ex
-            };
-            let mut learner = Classifier::build(p, s, fit, &mut ChaCha8Rng::from_seed(seed))?;
-            learner.train(ex, &kept)?;
-            Ok(learner.test(ex, held)? as f64 / held.len() as f64)
+            score(s, &kept, held, seed)
         })
         .collect::<Result<_>>()?;
     let mut best: Option<(usize, f64)> = None;
