@@ -28,7 +28,6 @@ use isolation_kernel::{IsolationKernel, Partitioner, Rows};
 use kernel_core::kernel_svm::{fit_svc, KernelRows, SvcParams};
 use kernel_core::linear_svm::{fit_linear_svc, LinearSvcParams};
 use kernel_core::Features;
-use ndarray::Array2;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -546,31 +545,100 @@ fn linear_method(
     })
 }
 
-/// A kernel between rows: of dense inputs (Laplacian, χ²) or of IK_a cell indices.
+/// A kernel between rows: of inputs (Laplacian, χ²), kept as their non-zeros, or of IK_a cell
+/// indices.
 enum Points {
-    /// Dense rows and the kernel of two of them.
-    Dense {
-        x: Array2<f64>,
-        kernel: fn(&[f64], &[f64], f64) -> f64,
-        gamma: f64,
+    /// The non-zeros of each row (CSR: row i's columns `indices[indptr[i]..indptr[i + 1]]`,
+    /// increasing) and the kernel of two rows.
+    Inputs {
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f64>,
+        kernel: InputKernel,
     },
     /// φ(x) ∈ [0, ψ)^t per row (n × t, row-major).
     Cells { phi: Vec<u32>, t: usize },
 }
 
-fn laplacian(x: &[f64], y: &[f64], gamma: f64) -> f64 {
-    let l1: f64 = x.iter().zip(y).map(|(a, b)| (a - b).abs()).sum();
-    (-gamma * l1).exp()
+/// A kernel of two input rows, evaluated on their non-zeros.
+#[derive(Debug, Clone, Copy)]
+enum InputKernel {
+    /// `exp(−γ ‖x − y‖₁)`: the L1 distance over the union of the non-zeros.
+    Laplacian { gamma: f64 },
+    /// `Σ_a 2 x_a y_a / (x_a + y_a)`: the terms of the common non-zeros (the others are 0).
+    Chi2,
 }
 
-fn chi2(x: &[f64], y: &[f64], _: f64) -> f64 {
-    chi2_kernel(x, y)
+impl InputKernel {
+    fn eval(self, (ai, av): (&[u32], &[f64]), (bi, bv): (&[u32], &[f64])) -> f64 {
+        let (mut p, mut q) = (0, 0);
+        match self {
+            InputKernel::Laplacian { gamma } => {
+                let mut l1 = 0.0;
+                while p < ai.len() && q < bi.len() {
+                    if ai[p] == bi[q] {
+                        l1 += (av[p] - bv[q]).abs();
+                        p += 1;
+                        q += 1;
+                    } else if ai[p] < bi[q] {
+                        l1 += av[p].abs();
+                        p += 1;
+                    } else {
+                        l1 += bv[q].abs();
+                        q += 1;
+                    }
+                }
+                l1 += av[p..].iter().chain(&bv[q..]).map(|v| v.abs()).sum::<f64>();
+                (-gamma * l1).exp()
+            }
+            InputKernel::Chi2 => {
+                let mut k = 0.0;
+                while p < ai.len() && q < bi.len() {
+                    if ai[p] == bi[q] {
+                        k += chi2_kernel(&av[p..=p], &bv[q..=q]);
+                        p += 1;
+                        q += 1;
+                    } else if ai[p] < bi[q] {
+                        p += 1;
+                    } else {
+                        q += 1;
+                    }
+                }
+                k
+            }
+        }
+    }
 }
 
 impl Points {
+    /// The non-zeros of `rows` (scaled first, when given), with their kernel.
+    fn inputs(rows: Rows, scaling: Option<&UnitScaling>, kernel: InputKernel) -> Points {
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        let mut x = vec![0.0; rows.dim()];
+        for i in 0..rows.n_rows() {
+            rows.dense_row(i, &mut x);
+            if let Some(s) = scaling {
+                s.apply(&mut x);
+            }
+            for (a, &v) in x.iter().enumerate() {
+                if v != 0.0 {
+                    indices.push(a as u32);
+                    values.push(v);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        Points::Inputs {
+            indptr,
+            indices,
+            values,
+            kernel,
+        }
+    }
+
     fn n(&self) -> usize {
         match self {
-            Points::Dense { x, .. } => x.nrows(),
+            Points::Inputs { indptr, .. } => indptr.len() - 1,
             Points::Cells { phi, t } => phi.len() / t,
         }
     }
@@ -578,11 +646,23 @@ impl Points {
     /// K(row i of self, row j of other) (the same kernel on both).
     fn between(&self, i: usize, other: &Points, j: usize) -> f64 {
         match (self, other) {
-            (Points::Dense { x, kernel, gamma }, Points::Dense { x: y, .. }) => kernel(
-                x.row(i).as_slice().expect("standard layout"),
-                y.row(j).as_slice().expect("standard layout"),
-                *gamma,
-            ),
+            (
+                Points::Inputs {
+                    indptr,
+                    indices,
+                    values,
+                    kernel,
+                },
+                Points::Inputs {
+                    indptr: jp,
+                    indices: ji,
+                    values: jv,
+                    ..
+                },
+            ) => {
+                let (a, b) = (indptr[i]..indptr[i + 1], jp[j]..jp[j + 1]);
+                kernel.eval((&indices[a.clone()], &values[a]), (&ji[b.clone()], &jv[b]))
+            }
             (Points::Cells { phi, t }, Points::Cells { phi: psi, .. }) => {
                 let (a, b) = (&phi[i * t..(i + 1) * t], &psi[j * t..(j + 1) * t]);
                 a.iter().zip(b).filter(|(u, v)| u == v).count() as f64 / *t as f64
@@ -607,19 +687,6 @@ impl KernelRows for Points {
     fn diagonal(&self, i: usize) -> f64 {
         self.between(i, self, i)
     }
-}
-
-/// Rows of `rows`, densified (and scaled, when given) into a standard-layout matrix.
-fn dense_points(rows: Rows, scaling: Option<&UnitScaling>) -> Array2<f64> {
-    let mut x = Array2::zeros((rows.n_rows(), rows.dim()));
-    for (i, mut r) in x.rows_mut().into_iter().enumerate() {
-        let r = r.as_slice_mut().expect("standard layout");
-        rows.dense_row(i, r);
-        if let Some(s) = scaling {
-            s.apply(r);
-        }
-    }
-    x
 }
 
 fn kernel_method(
@@ -648,36 +715,31 @@ fn kernel_method(
             (cells(rows)?, others)
         }
         Method::LaplacianSvm => {
-            let gamma = (psi()? as f64).ln() / rows.dim().max(1) as f64;
-            let dense = |rows| Points::Dense {
-                x: dense_points(rows, None),
-                kernel: laplacian,
-                gamma,
+            let kernel = InputKernel::Laplacian {
+                gamma: (psi()? as f64).ln() / rows.dim().max(1) as f64,
             };
             let others = sets
                 .iter()
-                .map(|ex| Ok(dense(ex.rows()?)))
+                .map(|ex| Ok(Points::inputs(ex.rows()?, None, kernel)))
                 .collect::<Result<_>>()?;
-            (dense(rows), others)
+            (Points::inputs(rows, None, kernel), others)
         }
         Method::Chi2Svm => {
             let s = scaling(p, rows)?;
-            let dense = |rows| -> Result<Points> {
-                let x = dense_points(rows, s.as_ref());
-                if let Some(v) = x.iter().find(|v| **v < 0.0) {
-                    bail!("chi2_svm needs inputs >= 0 (found {v}): set scaling = \"min_max\"");
+            let inputs = |rows| -> Result<Points> {
+                let points = Points::inputs(rows, s.as_ref(), InputKernel::Chi2);
+                if let Points::Inputs { values, .. } = &points {
+                    if let Some(v) = values.iter().find(|v| **v < 0.0) {
+                        bail!("chi2_svm needs inputs >= 0 (found {v}): set scaling = \"min_max\"");
+                    }
                 }
-                Ok(Points::Dense {
-                    x,
-                    kernel: chi2,
-                    gamma: 0.0,
-                })
+                Ok(points)
             };
             let others = sets
                 .iter()
-                .map(|ex| dense(ex.rows()?))
+                .map(|ex| inputs(ex.rows()?))
                 .collect::<Result<_>>()?;
-            (dense(rows)?, others)
+            (inputs(rows)?, others)
         }
         _ => unreachable!("a kernel method"),
     };
@@ -725,4 +787,50 @@ fn kernel_method(
         reached_cap: svc.reached_cap(),
         support_vectors: svc.support().len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    /// The non-zeros of a dense row.
+    fn sparse(x: &[f64]) -> (Vec<u32>, Vec<f64>) {
+        x.iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(a, v)| (a as u32, *v))
+            .unzip()
+    }
+
+    /// The merge over non-zeros equals the dense formulas on rows with zeros in different
+    /// places (the chi2 terms of a zero and a non-zero vanish; the L1 distance counts them).
+    #[test]
+    fn input_kernels_on_non_zeros_equal_the_dense_formulas() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..200 {
+            let d = rng.gen_range(1..12);
+            let mut row = || -> Vec<f64> {
+                (0..d)
+                    .map(|_| {
+                        if rng.gen_bool(0.4) {
+                            0.0
+                        } else {
+                            rng.gen_range(0.0..2.0)
+                        }
+                    })
+                    .collect()
+            };
+            let (x, y) = (row(), row());
+            let (xs, ys) = (sparse(&x), sparse(&y));
+            let (a, b) = ((&xs.0[..], &xs.1[..]), (&ys.0[..], &ys.1[..]));
+            let chi2 = InputKernel::Chi2.eval(a, b);
+            assert!((chi2 - chi2_kernel(&x, &y)).abs() <= 1e-12 * (1.0 + chi2.abs()));
+            let gamma = 0.3;
+            let l1: f64 = x.iter().zip(&y).map(|(u, v)| (u - v).abs()).sum();
+            let laplacian = InputKernel::Laplacian { gamma }.eval(a, b);
+            assert!((laplacian - (-gamma * l1).exp()).abs() <= 1e-12);
+            assert_eq!(InputKernel::Chi2.eval(a, b), InputKernel::Chi2.eval(b, a));
+        }
+    }
 }
