@@ -809,14 +809,14 @@ mod tests {
     fn input_kernels_on_non_zeros_equal_the_dense_formulas() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for _ in 0..200 {
-            let d = rng.gen_range(1..12);
+            let d = rng.random_range(1..12);
             let mut row = || -> Vec<f64> {
                 (0..d)
                     .map(|_| {
-                        if rng.gen_bool(0.4) {
+                        if rng.random_bool(0.4) {
                             0.0
                         } else {
-                            rng.gen_range(0.0..2.0)
+                            rng.random_range(0.0..2.0)
                         }
                     })
                     .collect()
