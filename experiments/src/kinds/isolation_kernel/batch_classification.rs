@@ -114,6 +114,10 @@ const COLUMNS: &[ColumnDoc] = &[
         doc: "psi of the final model (the cross-validated choice when psi = \"cv\")",
     },
     ColumnDoc {
+        name: "lambda_used",
+        doc: "AdaRaker's lambda (the cross-validated choice when lambda = \"cv\"; null for the other methods)",
+    },
+    ColumnDoc {
         name: "cv_accuracy",
         doc: "mean held-out accuracy of the chosen psi (null when psi is fixed)",
     },
@@ -144,6 +148,10 @@ const COLUMNS: &[ColumnDoc] = &[
     ColumnDoc {
         name: "total_seconds",
         doc: "train_seconds + test_seconds (Table 6)",
+    },
+    ColumnDoc {
+        name: "map_seconds",
+        doc: "CPU seconds of train_seconds + test_seconds spent mapping rows to phi(x) (IK; null for OGD, NOGD and the authors' code)",
     },
     ColumnDoc {
         name: "read_seconds",
@@ -239,6 +247,7 @@ impl Kind for BatchClassification {
             Method::Ogd => 100.0,
             Method::IkIDual => 50.0,
             Method::IkA => 10.0,
+            Method::AdaRaker => 5.0,
             _ => 1.0,
         }
     }
@@ -288,6 +297,7 @@ fn by_authors(
     let num = |v: Option<f64>| v.map_or(Value::Null, Value::from);
     Ok(vec![row([
         ("psi_used", psi.into()),
+        ("lambda_used", Value::Null),
         ("cv_accuracy", Value::Null),
         ("accuracy", Value::from(m.printed.accuracy)),
         ("train_accuracy", num(m.printed.train_accuracy)),
@@ -296,6 +306,7 @@ fn by_authors(
         ("train_seconds", Value::Null),
         ("test_seconds", Value::Null),
         ("total_seconds", Value::from(m.cpu_seconds)),
+        ("map_seconds", Value::Null),
         ("read_seconds", Value::Null),
         ("process_seconds", Value::from(m.cpu_seconds)),
         ("wall_seconds", Value::from(m.wall_seconds)),
@@ -326,7 +337,12 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
     let choice = choose_psi(p, &d.train, &order, &mut ctx.rng("cv"))?;
     ctx.progress(1, 3);
     let built = Clock::start();
-    let mut learner = Classifier::build(p, choice.psi, &d.train, &mut ctx.rng("partitionings"))?;
+    let mut learner = Classifier::build(
+        &p.chosen(&choice),
+        choice.psi,
+        &d.train,
+        &mut ctx.rng("partitionings"),
+    )?;
     let build_seconds = built.wall();
     let build_cpu = built.cpu();
     let wall = Clock::start();
@@ -341,7 +357,18 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
     let wall_seconds = wall.wall();
     let counters = learner.counters();
     Ok(vec![row([
-        ("psi_used", choice.psi.into()),
+        (
+            "psi_used",
+            if choice.lambda.is_some() {
+                Value::Null
+            } else {
+                choice.psi.into()
+            },
+        ),
+        (
+            "lambda_used",
+            choice.lambda.map_or(Value::Null, Value::from),
+        ),
         (
             "cv_accuracy",
             choice.cv_accuracy.map_or(Value::Null, Value::from),
@@ -359,6 +386,10 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
         ("train_seconds", Value::from(train_seconds)),
         ("test_seconds", Value::from(test_seconds)),
         ("total_seconds", Value::from(train_seconds + test_seconds)),
+        (
+            "map_seconds",
+            learner.map_seconds().map_or(Value::Null, Value::from),
+        ),
         (
             "read_seconds",
             read_seconds.map_or(Value::Null, Value::from),

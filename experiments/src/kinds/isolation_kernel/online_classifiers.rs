@@ -5,7 +5,10 @@
 //! * `ik_i_naive`: the same model, every prediction over all tψ weights (Fig. 4);
 //! * `ik_i_dual`: the same model kept as support vectors (§8.1.1);
 //! * `ogd`: kernel OGD with L_ψ (or a Gaussian kernel, D1), unbounded support vectors;
-//! * `nogd`: Nyström OGD, budget b, rank r (D7-D9).
+//! * `nogd`: Nyström OGD, budget b, rank r (D7-D9);
+//! * `adaraker`: AdaRaker (16 Gaussian kernels σ = 2^-10..2^5, `rf_features` orthogonal random
+//!   features each, λ by cross-validation over {10^m, 10^m / 2 : m = -5..-2}; spec 7.3;
+//!   `adaptive = false`: Raker, one instance over the whole stream).
 //!
 //! Every learner predicts, then updates (hinge, η = 0.5). An IK learner's partitionings are
 //! drawn from the examples it is built on (the training set, or the initial block of a stream)
@@ -21,9 +24,11 @@ use isolation_kernel::{
 use kernel_core::OnlineLearner;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use random_features::{AdaRaker, OrthogonalGaussianFeatures, RakerParams};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::kinds::common::clock::Clock;
 use crate::kinds::isolation_kernel::binary::Examples;
 
 /// A learner of the paper, as a config names it.
@@ -35,6 +40,7 @@ pub enum Method {
     IkIDual,
     Ogd,
     Nogd,
+    AdaRaker,
 }
 
 /// Every method a config can name, with its name.
@@ -45,6 +51,7 @@ pub const METHODS: &[(&str, Method)] = &[
     ("ik_i_dual", Method::IkIDual),
     ("ogd", Method::Ogd),
     ("nogd", Method::Nogd),
+    ("adaraker", Method::AdaRaker),
 ];
 
 impl Method {
@@ -116,6 +123,32 @@ fn default_rank() -> usize {
 fn default_eta() -> f64 {
     isolation_kernel::PAPER_ETA
 }
+fn default_lambda() -> Lambda {
+    Lambda::Select("cv".into())
+}
+fn default_rf_features() -> usize {
+    50
+}
+fn default_adaptive() -> bool {
+    true
+}
+
+/// AdaRaker's λ: a fixed value, or `"cv"` (k-fold cross-validation over [`LAMBDA_GRID`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged, expecting = "a number lambda >= 0 or the string \"cv\"")]
+pub enum Lambda {
+    Fixed(f64),
+    Select(String),
+}
+
+/// AdaRaker's λ grid (the Isolation Kernel paper, Table 3): {10^m, 10^m / 2 : m = -5..-2},
+/// ascending (cross-validation's ties go to the smaller λ).
+pub const LAMBDA_GRID: [f64; 8] = [5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2];
+
+/// AdaRaker's Gaussian bandwidths σ = 2^m, m = -10..5 (16 kernels).
+pub fn adaraker_sigmas() -> Vec<f64> {
+    (-10..=5).map(|m| 2f64.powi(m)).collect()
+}
 
 /// The learner's parameters (the paper's settings are the defaults: t = 100, b = 100, r = 20,
 /// η = 0.5, L_ψ, full isolation, ψ by 5-fold CV over 2^2..2^12 when `psi = "cv"`).
@@ -166,6 +199,16 @@ pub struct LearnerParams {
     /// NOGD: keep the phase-1 model at the switch (D8; default w = 0).
     #[serde(default)]
     pub carry_over: bool,
+    /// AdaRaker's regulariser λ or `"cv"`.
+    #[serde(default = "default_lambda")]
+    pub lambda: Lambda,
+    /// AdaRaker's orthogonal random features per kernel (each a sine and a cosine).
+    #[serde(default = "default_rf_features")]
+    pub rf_features: usize,
+    /// AdaRaker's instances on a geometric cover of intervals (`false`: one Raker over the
+    /// whole stream).
+    #[serde(default = "default_adaptive")]
+    pub adaptive: bool,
 }
 
 /// The keys of [`LearnerParams`] (a kind's own keys are the others).
@@ -185,6 +228,9 @@ pub const LEARNER_KEYS: &[&str] = &[
     "rank",
     "eta",
     "carry_over",
+    "lambda",
+    "rf_features",
+    "adaptive",
 ];
 
 /// Largest ψ, t and b a config may ask for (memory: tψ weights; b² Gram entries).
@@ -217,8 +263,21 @@ impl LearnerParams {
         p
     }
 
-    /// Whether ψ is chosen by cross-validation.
+    /// The parameters of the final model after `choice`: AdaRaker's λ fixed at the chosen one
+    /// (ψ is passed to [`Classifier::build`] as it is).
+    pub fn chosen(&self, choice: &PsiChoice) -> LearnerParams {
+        let mut p = self.clone();
+        if let Some(l) = choice.lambda {
+            p.lambda = Lambda::Fixed(l);
+        }
+        p
+    }
+
+    /// Whether ψ (AdaRaker: λ) is chosen by cross-validation.
     pub fn selects_psi(&self) -> bool {
+        if self.method() == Method::AdaRaker {
+            return matches!(self.lambda, Lambda::Select(_));
+        }
         matches!(self.psi, Psi::Select(_))
     }
 
@@ -323,6 +382,24 @@ impl LearnerParams {
         if !(self.eta.is_finite() && self.eta > 0.0) {
             return Err(format!("eta = {}: expected a finite step > 0", self.eta));
         }
+        match &self.lambda {
+            Lambda::Fixed(l) if l.is_finite() && *l >= 0.0 && 2.0 * self.eta * l < 1.0 => {}
+            Lambda::Fixed(l) => {
+                return Err(format!(
+                    "lambda = {l}: expected a finite number >= 0 with 2 eta lambda < 1"
+                ))
+            }
+            Lambda::Select(s) if s == "cv" => {}
+            Lambda::Select(s) => {
+                return Err(format!("lambda = {s:?}: expected a number or \"cv\""))
+            }
+        }
+        if !(1..=10_000).contains(&self.rf_features) {
+            return Err(format!(
+                "rf_features = {}: expected 1 ..= 10000",
+                self.rf_features
+            ));
+        }
         Ok(())
     }
 
@@ -360,9 +437,12 @@ pub enum Classifier {
     Isolation {
         map: IsolationKernel,
         model: IkModel,
+        /// CPU seconds of this thread spent mapping rows to φ(x) (train and test).
+        map_seconds: std::cell::Cell<f64>,
     },
     Ogd(KernelOgd),
     Nogd(Nogd),
+    AdaRaker(Box<AdaRaker>),
 }
 
 /// Deterministic work counters (they make the complexity claims checkable without timing).
@@ -406,7 +486,23 @@ impl Classifier {
                 Method::IkIDual => IkModel::Dual(IkOgdDual::for_kernel(&map, p.eta)?),
                 _ => IkModel::Primal(IkOgd::for_kernel(&map, p.eta)?),
             };
-            return Ok(Classifier::Isolation { map, model });
+            return Ok(Classifier::Isolation {
+                map,
+                model,
+                map_seconds: std::cell::Cell::new(0.0),
+            });
+        }
+        if method == Method::AdaRaker {
+            let lambda = match p.lambda {
+                Lambda::Fixed(l) => l,
+                Lambda::Select(_) => bail!("AdaRaker's lambda is chosen before it is built"),
+            };
+            let features =
+                OrthogonalGaussianFeatures::sample(dim, p.rf_features, &adaraker_sigmas(), rng)?;
+            let params = RakerParams { eta: p.eta, lambda };
+            return Ok(Classifier::AdaRaker(Box::new(AdaRaker::new(
+                features, params, p.adaptive,
+            )?)));
         }
         let kernel = p.ogd_kernel(psi, dim)?;
         Ok(match method {
@@ -424,7 +520,13 @@ impl Classifier {
 
     /// φ(x) of the rows `ids` (n × t, row-major); aNNE maps in parallel (the same numbers for
     /// any thread count), trees walk the rows in blocks.
-    fn phi(map: &IsolationKernel, rows: Rows, ids: &[usize]) -> Result<Vec<u32>> {
+    fn phi(
+        map: &IsolationKernel,
+        rows: Rows,
+        ids: &[usize],
+        seconds: &std::cell::Cell<f64>,
+    ) -> Result<Vec<u32>> {
+        let clock = Clock::start();
         let t = map.t();
         let mut out = vec![0u32; ids.len() * t];
         if matches!(
@@ -437,6 +539,7 @@ impl Classifier {
         } else {
             map.index_rows_of(rows, ids, &mut out)?;
         }
+        seconds.set(seconds.get() + clock.cpu());
         Ok(out)
     }
 
@@ -445,10 +548,14 @@ impl Classifier {
     pub fn train(&mut self, ex: &Examples, ids: &[usize]) -> Result<usize> {
         let mut mistakes = 0;
         match self {
-            Classifier::Isolation { map, model } => {
+            Classifier::Isolation {
+                map,
+                model,
+                map_seconds,
+            } => {
                 let rows = ex.rows()?;
                 for ids in ids.chunks(MAP_CHUNK) {
-                    let phi = Self::phi(map, rows, ids)?;
+                    let phi = Self::phi(map, rows, ids, map_seconds)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let c = ex.label(i);
                         let g = match model {
@@ -472,6 +579,15 @@ impl Classifier {
                     mistakes += usize::from(label(m.update_row(ex.row(i), c)?) != c);
                 }
             }
+            Classifier::AdaRaker(m) => {
+                let rows = ex.rows()?;
+                let mut x = vec![0.0; rows.dim()];
+                for &i in ids {
+                    let c = ex.label(i);
+                    rows.dense_row(i, &mut x);
+                    mistakes += usize::from(label(m.update(&x, c)?) != c);
+                }
+            }
         }
         Ok(mistakes)
     }
@@ -481,10 +597,14 @@ impl Classifier {
     pub fn test(&self, ex: &Examples, ids: &[usize]) -> Result<usize> {
         let mut correct = 0;
         match self {
-            Classifier::Isolation { map, model } => {
+            Classifier::Isolation {
+                map,
+                model,
+                map_seconds,
+            } => {
                 let rows = ex.rows()?;
                 for ids in ids.chunks(MAP_CHUNK) {
-                    let phi = Self::phi(map, rows, ids)?;
+                    let phi = Self::phi(map, rows, ids, map_seconds)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let g = match model {
                             IkModel::Primal(m) => m.predict_one(row)?,
@@ -506,8 +626,25 @@ impl Classifier {
                         usize::from(label(m.predict_averaged_row(ex.row(i))?) == ex.label(i));
                 }
             }
+            Classifier::AdaRaker(m) => {
+                let rows = ex.rows()?;
+                let mut x = vec![0.0; rows.dim()];
+                for &i in ids {
+                    rows.dense_row(i, &mut x);
+                    correct += usize::from(label(m.predict_one(&x)?) == ex.label(i));
+                }
+            }
         }
         Ok(correct)
+    }
+
+    /// CPU seconds (of the calling thread) spent mapping rows to φ(x) so far; `None` for the
+    /// learners on a kernel (OGD, NOGD).
+    pub fn map_seconds(&self) -> Option<f64> {
+        match self {
+            Classifier::Isolation { map_seconds, .. } => Some(map_seconds.get()),
+            _ => None,
+        }
     }
 
     pub fn counters(&self) -> Counters {
@@ -539,6 +676,7 @@ impl Classifier {
                 kernel_evaluations: m.kernel_evaluations(),
                 lookups: 0,
             },
+            Classifier::AdaRaker(_) => Counters::default(),
         }
     }
 }
@@ -554,6 +692,8 @@ pub fn powers_of_two(min: usize, max: usize) -> Vec<usize> {
 #[derive(Debug, Clone)]
 pub struct PsiChoice {
     pub psi: usize,
+    /// AdaRaker's λ (chosen or fixed; `None` for the other methods, which read ψ).
+    pub lambda: Option<f64>,
     /// Mean held-out accuracy of the chosen ψ (`None` when ψ was fixed).
     pub cv_accuracy: Option<f64>,
     /// Wall seconds the cross-validation took (0 when ψ was fixed).
@@ -573,10 +713,14 @@ pub fn choose_psi(
     ids: &[usize],
     rng: &mut ChaCha8Rng,
 ) -> Result<PsiChoice> {
+    if p.method() == Method::AdaRaker {
+        return choose_lambda(p, ex, ids, rng);
+    }
     let psi = match &p.psi {
         Psi::Fixed(psi) => {
             return Ok(PsiChoice {
                 psi: *psi,
+                lambda: None,
                 cv_accuracy: None,
                 cv_seconds: 0.0,
             })
@@ -604,6 +748,42 @@ pub fn choose_psi(
             Ok(learner.test(ex, held)? as f64 / held.len() as f64)
         },
     )
+}
+
+/// AdaRaker's λ: the fixed value, or the one of [`LAMBDA_GRID`] with the best mean held-out
+/// accuracy of the k-fold cross-validation of [`choose_psi`] (ties: the smaller λ). `psi` of
+/// the choice is 0 (AdaRaker has none).
+fn choose_lambda(
+    p: &LearnerParams,
+    ex: &Examples,
+    ids: &[usize],
+    rng: &mut ChaCha8Rng,
+) -> Result<PsiChoice> {
+    if let Lambda::Fixed(l) = p.lambda {
+        return Ok(PsiChoice {
+            psi: 0,
+            lambda: Some(l),
+            cv_accuracy: None,
+            cv_seconds: 0.0,
+        });
+    }
+    let ids = &ids[..p.cv_examples.unwrap_or(ids.len()).min(ids.len())];
+    let grid: Vec<usize> = (0..LAMBDA_GRID.len()).collect();
+    let with = |j: usize| {
+        let mut q = p.clone();
+        q.lambda = Lambda::Fixed(LAMBDA_GRID[j]);
+        q
+    };
+    let choice = cross_validate(&grid, ids, p.cv_folds, false, rng, |j, kept, held, seed| {
+        let mut learner = Classifier::build(&with(j), 0, ex, &mut ChaCha8Rng::from_seed(seed))?;
+        learner.train(ex, kept)?;
+        Ok(learner.test(ex, held)? as f64 / held.len() as f64)
+    })?;
+    Ok(PsiChoice {
+        psi: 0,
+        lambda: Some(LAMBDA_GRID[choice.psi]),
+        ..choice
+    })
 }
 
 /// The ψ of `grid` with the best mean held-out accuracy of a k-fold cross-validation over
@@ -671,6 +851,7 @@ pub fn cross_validate(
     let (psi, acc) = best.expect("at least one candidate");
     Ok(PsiChoice {
         psi,
+        lambda: None,
         cv_accuracy: Some(acc),
         cv_seconds: start.elapsed().as_secs_f64(),
     })
@@ -704,6 +885,13 @@ impl LearnerParams {
     /// limit for the Isolation Kernel; the kernel for OGD and NOGD, and NOGD's budget, rank and
     /// carry-over.
     pub fn reads(&self) -> Vec<&'static str> {
+        if self.method() == Method::AdaRaker {
+            let mut keys = vec!["method", "eta", "lambda", "rf_features", "adaptive"];
+            if self.selects_psi() {
+                keys.extend(["cv_folds", "cv_examples"]);
+            }
+            return keys;
+        }
         let mut keys = vec!["method", "psi", "eta"];
         if self.selects_psi() {
             keys.extend(["cv_psi_min", "cv_psi_max", "cv_folds", "cv_examples"]);
@@ -715,6 +903,7 @@ impl LearnerParams {
             }
             Method::Ogd => keys.extend(["kernel", "gamma"]),
             Method::Nogd => keys.extend(["kernel", "gamma", "budget", "rank", "carry_over"]),
+            Method::AdaRaker => unreachable!("returned above"),
         }
         keys
     }
@@ -823,9 +1012,50 @@ mod tests {
                 serde_json::json!({"method": "ik_i", "psi": 8, "tt": 3}),
                 "unknown field",
             ),
+            (
+                serde_json::json!({"method": "adaraker", "psi": 8, "lambda": -1.0}),
+                "lambda = -1",
+            ),
+            (
+                serde_json::json!({"method": "adaraker", "psi": 8, "lambda": "auto"}),
+                "lambda = \"auto\"",
+            ),
+            (
+                serde_json::json!({"method": "adaraker", "psi": 8, "rf_features": 0}),
+                "rf_features = 0",
+            ),
         ] {
             let e = parse(v).unwrap_err();
             assert!(e.contains(needle), "{e} lacks {needle}");
         }
+    }
+
+    /// AdaRaker reads neither ψ nor the Isolation Kernel's keys: its random draws (the
+    /// stream) stay the same when they change, and IK's stay the same when AdaRaker's change.
+    #[test]
+    fn adaraker_and_ik_read_disjoint_keys() {
+        let with = |v: serde_json::Value| -> serde_json::Value {
+            let p: LearnerParams = serde_json::from_value(v).unwrap();
+            p.check().unwrap();
+            WithLearner {
+                learner: p,
+                own: (),
+            }
+            .drawn()
+        };
+        assert_eq!(
+            with(serde_json::json!({"method": "adaraker", "psi": 8, "t": 10})),
+            with(serde_json::json!({"method": "adaraker", "psi": "cv", "t": 100}))
+        );
+        assert_ne!(
+            with(serde_json::json!({"method": "adaraker", "psi": 8, "lambda": 0.001})),
+            with(serde_json::json!({"method": "adaraker", "psi": 8, "lambda": 0.01}))
+        );
+        assert_eq!(
+            with(
+                serde_json::json!({"method": "ik_i", "psi": 8, "lambda": 0.001, "adaptive": false})
+            ),
+            with(serde_json::json!({"method": "ik_i", "psi": 8, "rf_features": 7}))
+        );
     }
 }

@@ -226,7 +226,12 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
     } else {
         all
     };
-    let mut learner = Classifier::build(p, choice.psi, fit, &mut ctx.rng("partitionings"))?;
+    let mut learner = Classifier::build(
+        &p.chosen(&choice),
+        choice.psi,
+        fit,
+        &mut ctx.rng("partitionings"),
+    )?;
     let build_seconds = built.elapsed().as_secs_f64();
 
     let clock = Clock::start();

@@ -356,6 +356,7 @@ fn choose(d: &BinarySplit, p: &SvmParams, ctx: &CellContext) -> Result<Option<Ps
         _ if !p.needs_psi() => return Ok(None),
         Some(Psi::Fixed(psi)) => {
             return Ok(Some(PsiChoice {
+                lambda: None,
                 psi: *psi,
                 cv_accuracy: None,
                 cv_seconds: 0.0,
