@@ -197,7 +197,7 @@ impl Kind for BatchClassification {
     type Params = BatchParams;
     type Shared = BinarySplit;
     const NAME: &'static str = "batch_classification";
-    const SUMMARY: &'static str = "IK-OGD, OGD and NOGD trained in one pass and tested once, psi by cross-validation (Isolation Kernel Tables 5-6, Figs. 5-7)";
+    const SUMMARY: &'static str = "IK-OGD, OGD, NOGD and AdaRaker trained in one pass and tested once, psi (AdaRaker: lambda) by cross-validation (Isolation Kernel Tables 5-7, Figs. 5-7)";
     const COLUMNS: &'static [ColumnDoc] = COLUMNS;
     const CODE_VERSION: u32 = 1;
 
