@@ -734,20 +734,31 @@ pub fn choose_psi(
         p.cv_folds,
         p.method().isolation(),
         rng,
-        |s, kept, held, seed| {
-            // Only IK draws from the examples it is built on; OGD and NOGD need their dimension.
-            let subset;
-            let fit = if p.method().isolation() {
-                subset = ex.subset(kept);
-                &subset
-            } else {
-                ex
-            };
-            let mut learner = Classifier::build(p, s, fit, &mut ChaCha8Rng::from_seed(seed))?;
-            learner.train(ex, kept)?;
-            Ok(learner.test(ex, held)? as f64 / held.len() as f64)
-        },
+        |s, kept, held, seed| held_out_accuracy(p, s, ex, kept, held, seed),
     )
+}
+
+/// One fold of a cross-validation: a learner with ψ = `psi` built from `seed`, trained over
+/// the examples `kept` in order, and its accuracy on the examples `held`.
+fn held_out_accuracy(
+    p: &LearnerParams,
+    psi: usize,
+    ex: &Examples,
+    kept: &[usize],
+    held: &[usize],
+    seed: [u8; 32],
+) -> Result<f64> {
+    // Only IK draws from the examples it is built on; the others need their dimension.
+    let subset;
+    let fit = if p.method().isolation() {
+        subset = ex.subset(kept);
+        &subset
+    } else {
+        ex
+    };
+    let mut learner = Classifier::build(p, psi, fit, &mut ChaCha8Rng::from_seed(seed))?;
+    learner.train(ex, kept)?;
+    Ok(learner.test(ex, held)? as f64 / held.len() as f64)
 }
 
 /// AdaRaker's λ: the fixed value, or the one of [`LAMBDA_GRID`] with the best mean held-out
@@ -775,9 +786,7 @@ fn choose_lambda(
         q
     };
     let choice = cross_validate(&grid, ids, p.cv_folds, false, rng, |j, kept, held, seed| {
-        let mut learner = Classifier::build(&with(j), 0, ex, &mut ChaCha8Rng::from_seed(seed))?;
-        learner.train(ex, kept)?;
-        Ok(learner.test(ex, held)? as f64 / held.len() as f64)
+        held_out_accuracy(&with(j), 0, ex, kept, held, seed)
     })?;
     Ok(PsiChoice {
         psi: 0,
