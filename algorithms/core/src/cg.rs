@@ -135,60 +135,128 @@ pub fn preconditioned_conjugate_gradient(
 /// solves and StreaMRAK's FALKON levels run it. Per iteration: `α = (r·z) / (p·Ap)`,
 /// `x += α p`, `r −= α Ap`, `z = P⁻¹ r`, `β = (r·z)_new / (r·z)`, `p = z + β p`; it stops early
 /// (without a step) when `p·Ap` is not a positive finite number, i.e. the operator is not
-/// positive definite along `p`.
+/// positive definite along `p`. (One system of [`try_conjugate_gradient_lockstep`].)
 pub fn try_conjugate_gradient<E>(
     mut apply: impl FnMut(&[f64], &mut [f64]) -> Result<(), E>,
-    mut precondition: impl FnMut(&[f64], &mut [f64]) -> Result<(), E>,
+    precondition: impl FnMut(&[f64], &mut [f64]) -> Result<(), E>,
     b: &[f64],
     x: &mut [f64],
     options: &CgOptions,
 ) -> Result<CgReport, E> {
+    let mut xs = [x.to_vec()];
+    let reports = try_conjugate_gradient_lockstep(
+        |ps, aps| apply(ps[0], &mut *aps[0]),
+        precondition,
+        &[b],
+        &mut xs,
+        options,
+    )?;
+    x.copy_from_slice(&xs[0]);
+    Ok(reports[0])
+}
+
+/// CG on several systems `A x_c = b_c` with one operator, in lockstep: each iteration applies
+/// `A` once to the search directions of every system still running (`apply` gets them together,
+/// as a matrix-free operator whose cost is one pass over its data wants), and each system then
+/// takes exactly the steps [`try_conjugate_gradient`] takes alone (the same operations in the
+/// same order, so the same bits whenever `apply` computes each direction's product as it would
+/// alone). A system stops by its own test; the others go on.
+pub fn try_conjugate_gradient_lockstep<E>(
+    mut apply: impl FnMut(&[&[f64]], &mut [&mut [f64]]) -> Result<(), E>,
+    mut precondition: impl FnMut(&[f64], &mut [f64]) -> Result<(), E>,
+    b: &[&[f64]],
+    x: &mut [Vec<f64>],
+    options: &CgOptions,
+) -> Result<Vec<CgReport>, E> {
     let dot = options.dot;
-    let n = b.len();
-    let target = match options.stop {
-        CgStop::Relative(rel_tol) => rel_tol * dot(b, b).sqrt(),
-        CgStop::Below(threshold) => threshold,
-    };
-    let mut r: Vec<f64> = if options.zero_start {
-        b.to_vec()
+    let systems = b.len();
+    assert_eq!(
+        systems,
+        x.len(),
+        "internal error: one initial guess per right-hand side"
+    );
+    let n = b.first().map_or(0, |b| b.len());
+    let target: Vec<f64> = b
+        .iter()
+        .map(|b| match options.stop {
+            CgStop::Relative(rel_tol) => rel_tol * dot(b, b).sqrt(),
+            CgStop::Below(threshold) => threshold,
+        })
+        .collect();
+    let mut r: Vec<Vec<f64>> = if options.zero_start {
+        b.iter().map(|b| b.to_vec()).collect()
     } else {
-        let mut ax = vec![0.0; n];
-        apply(x, &mut ax)?;
-        b.iter().zip(&ax).map(|(bi, ai)| bi - ai).collect()
+        let mut ax = vec![vec![0.0; n]; systems];
+        {
+            let xs: Vec<&[f64]> = x.iter().map(|v| v.as_slice()).collect();
+            let mut outs: Vec<&mut [f64]> = ax.iter_mut().map(|v| v.as_mut_slice()).collect();
+            apply(&xs, &mut outs)?;
+        }
+        b.iter()
+            .zip(&ax)
+            .map(|(b, ax)| b.iter().zip(ax).map(|(bi, ai)| bi - ai).collect())
+            .collect()
     };
-    let mut z = vec![0.0; n];
-    precondition(&r, &mut z)?;
+    let mut z = vec![vec![0.0; n]; systems];
+    for (r, z) in r.iter().zip(z.iter_mut()) {
+        precondition(r, z)?;
+    }
     let mut p = z.clone();
-    let mut rz = dot(&r, &z);
-    let mut ap = vec![0.0; n];
-    let mut iterations = 0;
-    let mut residual_norm = dot(&r, &r).sqrt();
-    while !options.stop.reached(residual_norm, target) && iterations < options.max_iterations {
-        apply(&p, &mut ap)?;
-        let pap = dot(&p, &ap);
-        if pap <= 0.0 || !pap.is_finite() {
+    let mut rz: Vec<f64> = r.iter().zip(&z).map(|(r, z)| dot(r, z)).collect();
+    let mut ap = vec![vec![0.0; n]; systems];
+    let mut iterations = vec![0; systems];
+    let mut residual_norm: Vec<f64> = r.iter().map(|r| dot(r, r).sqrt()).collect();
+    // A system leaves when its test is met, its iterations are spent or p·Ap fails.
+    let mut running: Vec<bool> = (0..systems)
+        .map(|c| !options.stop.reached(residual_norm[c], target[c]) && options.max_iterations > 0)
+        .collect();
+    loop {
+        let active: Vec<usize> = (0..systems).filter(|&c| running[c]).collect();
+        if active.is_empty() {
             break;
         }
-        let alpha = rz / pap;
-        for i in 0..n {
-            x[i] += alpha * p[i];
-            r[i] -= alpha * ap[i];
+        {
+            let ps: Vec<&[f64]> = active.iter().map(|&c| p[c].as_slice()).collect();
+            let mut outs: Vec<&mut [f64]> = ap
+                .iter_mut()
+                .enumerate()
+                .filter(|(c, _)| running[*c])
+                .map(|(_, v)| v.as_mut_slice())
+                .collect();
+            apply(&ps, &mut outs)?;
         }
-        precondition(&r, &mut z)?;
-        let rz_next = dot(&r, &z);
-        let beta = rz_next / rz;
-        rz = rz_next;
-        for i in 0..n {
-            p[i] = z[i] + beta * p[i];
+        for &c in &active {
+            let (x, r, z, p, ap) = (&mut x[c], &mut r[c], &mut z[c], &mut p[c], &ap[c]);
+            let pap = dot(p, ap);
+            if pap <= 0.0 || !pap.is_finite() {
+                running[c] = false;
+                continue;
+            }
+            let alpha = rz[c] / pap;
+            for i in 0..n {
+                x[i] += alpha * p[i];
+                r[i] -= alpha * ap[i];
+            }
+            precondition(r, z)?;
+            let rz_next = dot(r, z);
+            let beta = rz_next / rz[c];
+            rz[c] = rz_next;
+            for i in 0..n {
+                p[i] = z[i] + beta * p[i];
+            }
+            iterations[c] += 1;
+            residual_norm[c] = dot(r, r).sqrt();
+            running[c] = !options.stop.reached(residual_norm[c], target[c])
+                && iterations[c] < options.max_iterations;
         }
-        iterations += 1;
-        residual_norm = dot(&r, &r).sqrt();
     }
-    Ok(CgReport {
-        iterations,
-        residual_norm,
-        converged: options.stop.converged(residual_norm, target),
-    })
+    Ok((0..systems)
+        .map(|c| CgReport {
+            iterations: iterations[c],
+            residual_norm: residual_norm[c],
+            converged: options.stop.converged(residual_norm[c], target[c]),
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -295,6 +363,75 @@ mod tests {
             );
             assert!(report.iterations <= max_iterations);
         }
+    }
+
+    /// Systems solved in lockstep take the steps each takes alone, bit for bit, each stopping
+    /// by its own test (one needs no step at all, one stops at the threshold early).
+    #[test]
+    fn lockstep_systems_take_the_steps_each_takes_alone() {
+        use ndarray::ArrayView1;
+        let a: ndarray::Array2<f64> = array![
+            [4.0, 1.0, 0.5, 0.1],
+            [1.0, 3.0, 0.2, 0.3],
+            [0.5, 0.2, 2.0, 0.7],
+            [0.1, 0.3, 0.7, 5.0]
+        ];
+        // The third is solved by the start (A·0.1 up to rounding): no step.
+        let rhs: [[f64; 4]; 3] = [[1.0, -2.0, 3.0, 0.25], [0.0; 4], [0.56, 0.45, 0.34, 0.61]];
+        let diag: Vec<f64> = a.diag().to_vec();
+        let options = CgOptions {
+            stop: CgStop::Below(2e-3),
+            max_iterations: 10,
+            dot: sequential_dot,
+            zero_start: false,
+        };
+        let product = |v: &[f64], out: &mut [f64]| {
+            out.copy_from_slice(a.dot(&ArrayView1::from(v)).as_slice().unwrap());
+        };
+        let mut calls = 0;
+        let mut together = vec![vec![0.1; 4]; 3];
+        let reports = try_conjugate_gradient_lockstep(
+            |ps, outs| {
+                calls += 1;
+                for (p, out) in ps.iter().zip(outs.iter_mut()) {
+                    product(p, out);
+                }
+                Ok::<_, ()>(())
+            },
+            |r, z| {
+                jacobi(r, &diag, z);
+                Ok(())
+            },
+            &[&rhs[0], &rhs[1], &rhs[2]],
+            &mut together,
+            &options,
+        )
+        .unwrap();
+        let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for c in 0..3 {
+            let mut alone = vec![0.1; 4];
+            let report = try_conjugate_gradient(
+                |v, out| {
+                    product(v, out);
+                    Ok::<_, ()>(())
+                },
+                |r, z| {
+                    jacobi(r, &diag, z);
+                    Ok(())
+                },
+                &rhs[c],
+                &mut alone,
+                &options,
+            )
+            .unwrap();
+            assert_eq!(bits(&alone), bits(&together[c]), "system {c}");
+            assert_eq!(report, reports[c], "system {c}");
+        }
+        // One pass of the operator for the start and one per lockstep iteration.
+        let most = reports.iter().map(|r| r.iterations).max().unwrap();
+        assert_eq!(calls, 1 + most);
+        assert_eq!(reports[2].iterations, 0);
+        assert!(reports[0].iterations > 1);
     }
 
     #[test]

@@ -4,11 +4,11 @@
 //! gradients preconditioned with the Cholesky factors T (K_mm = TᵀT) and A
 //! (TTᵀ/m + λI = AᵀA).
 
-use kernel_core::cg::{identity, try_conjugate_gradient, CgOptions, CgStop};
+use kernel_core::cg::{identity, try_conjugate_gradient_lockstep, CgOptions, CgStop};
 use kernel_core::error::{at_least_one, non_negative, positive};
 use kernel_core::{CoreError, Predictor};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
-use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
+use ndarray_linalg::{CholeskyInto, Diag, SolveTriangular, UPLO};
 
 use crate::band::BandedExpansion;
 use crate::error::StreamError;
@@ -103,13 +103,42 @@ pub fn solve(
     n: usize,
     p: FalkonParams,
 ) -> Result<Array2<f64>, StreamError> {
-    p.check()?;
     let m = k_mm.nrows();
-    if k_mm.ncols() != m || ktk.dim() != (m, m) || z.nrows() != m {
+    if ktk.dim() != (m, m) {
         return Err(StreamError::shape(
             "rows of K_m^T K_m and Z vs the landmarks",
             m,
             ktk.nrows().max(z.nrows()),
+        ));
+    }
+    solve_with(
+        k_mm.to_owned(),
+        |us: &[Array1<f64>]| Ok(us.iter().map(|u| ktk.dot(u)).collect()),
+        z,
+        n,
+        p,
+    )
+}
+
+/// [`solve`] with KᵀK as an operator: `ktk` maps the vectors u (m values each) to KᵀK u, all
+/// of one CG iteration at once (the target columns' CGs run in lockstep, so an operator that
+/// passes over the data computes them in one pass: [`crate::baselines::MatrixFreeFalkon`]).
+/// `k_mm` is taken by value and factorised in place: at m = 19,800 each m × m matrix is 3.1 GB,
+/// and the solve holds three at most (T, A and one transposed copy).
+pub fn solve_with(
+    k_mm: Array2<f64>,
+    ktk: impl Fn(&[Array1<f64>]) -> Result<Vec<Array1<f64>>, StreamError>,
+    z: ArrayView2<f64>,
+    n: usize,
+    p: FalkonParams,
+) -> Result<Array2<f64>, StreamError> {
+    p.check()?;
+    let m = k_mm.nrows();
+    if k_mm.ncols() != m || z.nrows() != m {
+        return Err(StreamError::shape(
+            "rows of K_m^T K_m and Z vs the landmarks",
+            m,
+            z.nrows(),
         ));
     }
     if n == 0 {
@@ -120,16 +149,17 @@ pub fn solve(
         ));
     }
     let nf = n as f64;
-    let mut kj = k_mm.to_owned();
+    let mut kj = k_mm;
     kj.diag_mut().mapv_inplace(|v| v + p.jitter);
     // K_mm + jitter = TᵀT (T upper).
     let t = kj
-        .cholesky(UPLO::Upper)
+        .cholesky_into(UPLO::Upper)
         .map_err(linalg("Cholesky factorisation of K_mm + jitter"))?;
-    let mut tt = t.dot(&t.t()) / m as f64;
+    let mut tt = t.dot(&t.t());
+    tt.mapv_inplace(|v| v / m as f64);
     tt.diag_mut().mapv_inplace(|v| v + p.lambda);
     let a = tt
-        .cholesky(UPLO::Upper)
+        .cholesky_into(UPLO::Upper)
         .map_err(linalg("Cholesky factorisation of T T^T / m + lambda I"))?;
     // Triangular solves: x = U⁻¹ v and x = U⁻ᵀ v for an upper U.
     let inv = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
@@ -142,55 +172,56 @@ pub fn solve(
             .solve_triangular(UPLO::Lower, Diag::NonUnit, v)
             .map_err(linalg("triangular solve"))
     };
-    // W v = (1/n) A⁻ᵀ (T⁻ᵀ KᵀK T⁻¹ A⁻¹ v + nλ A⁻¹ v).
-    let apply = |v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        let av = inv(&a, v)?;
-        let inner = inv_t(&t, &ktk.dot(&inv(&t, &av)?))? + &(&av * (nf * p.lambda));
-        Ok(inv_t(&a, &inner)? / nf)
+    // W v = (1/n) A⁻ᵀ (T⁻ᵀ KᵀK T⁻¹ A⁻¹ v + nλ A⁻¹ v), for the directions of every running
+    // column at once.
+    let apply = |vs: &[&[f64]], outs: &mut [&mut [f64]]| -> Result<(), StreamError> {
+        let mut avs = Vec::with_capacity(vs.len());
+        let mut us = Vec::with_capacity(vs.len());
+        for v in vs {
+            let av = inv(&a, &Array1::from(v.to_vec()))?;
+            us.push(inv(&t, &av)?);
+            avs.push(av);
+        }
+        let ktk_us = ktk(&us)?;
+        for ((av, ku), out) in avs.iter().zip(&ktk_us).zip(outs.iter_mut()) {
+            let inner = inv_t(&t, ku)? + &(av * (nf * p.lambda));
+            let wv = inv_t(&a, &inner)? / nf;
+            out.copy_from_slice(wv.as_slice().expect("contiguous"));
+        }
+        Ok(())
     };
-    let mut alpha = Array2::zeros((m, z.ncols()));
-    for (col, zc) in z.axis_iter(Axis(1)).enumerate() {
+    // CG on W β = b from β = 0 per column: at most `cg_max_iterations` steps, stopping when
+    // ‖r‖ < `cg_threshold`; kernel-core's CG without preconditioner (the FALKON preconditioner
+    // is inside W), with ndarray's inner products, the sums this solve has always used.
+    let mut bs = Vec::with_capacity(z.ncols());
+    for zc in z.axis_iter(Axis(1)) {
         let zbar: Array1<f64> = zc.to_owned() / nf;
-        let b = inv_t(&a, &inv_t(&t, &zbar)?)?;
-        let beta = conjugate_gradient(&apply, b.view(), p.cg_max_iterations, p.cg_threshold)?;
-        let x = inv(&t, &inv(&a, &beta)?)?;
-        alpha.slice_mut(s![.., col]).assign(&x);
+        bs.push(inv_t(&a, &inv_t(&t, &zbar)?)?.to_vec());
     }
-    Ok(alpha)
-}
-
-/// CG on W β = b from β = 0: at most `max_iterations` steps, stopping when ‖r‖ < `threshold`;
-/// kernel-core's CG without preconditioner (the FALKON preconditioner is inside W), with
-/// ndarray's inner products, the sums this solve has always used.
-fn conjugate_gradient(
-    apply: &impl Fn(&Array1<f64>) -> Result<Array1<f64>, StreamError>,
-    b: ArrayView1<f64>,
-    max_iterations: usize,
-    threshold: f64,
-) -> Result<Array1<f64>, StreamError> {
-    let b = b.to_vec();
-    let mut x = vec![0.0; b.len()];
+    let mut betas = vec![vec![0.0; m]; bs.len()];
     let options = CgOptions {
-        stop: CgStop::Below(threshold),
-        max_iterations,
+        stop: CgStop::Below(p.cg_threshold),
+        max_iterations: p.cg_max_iterations,
         dot: |u, v| ArrayView1::from(u).dot(&ArrayView1::from(v)),
         zero_start: true,
     };
-    try_conjugate_gradient(
-        |v, out| {
-            let wv = apply(&Array1::from(v.to_vec()))?;
-            out.copy_from_slice(wv.as_slice().expect("contiguous"));
-            Ok(())
-        },
+    let rhs: Vec<&[f64]> = bs.iter().map(|b| b.as_slice()).collect();
+    try_conjugate_gradient_lockstep(
+        apply,
         |r, z| {
             identity(r, z);
             Ok::<(), StreamError>(())
         },
-        &b,
-        &mut x,
+        &rhs,
+        &mut betas,
         &options,
     )?;
-    Ok(Array1::from(x))
+    let mut alpha = Array2::zeros((m, z.ncols()));
+    for (col, beta) in betas.into_iter().enumerate() {
+        let x = inv(&t, &inv(&a, &Array1::from(beta))?)?;
+        alpha.slice_mut(s![.., col]).assign(&x);
+    }
+    Ok(alpha)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use streamrak::falkon::FalkonParams;
 use streamrak::statistics::ConvergenceParams;
 use streamrak::LevelParams;
 
-use super::training::{train, Method, PairStream, Settings, Trained};
+use super::training::{train, FalkonSearch, Method, PairStream, Settings, Trained};
 use crate::context::CellContext;
 use crate::data::synthetic::double_pendulum::PendulumTrajectories;
 use crate::data::DataSpec;
@@ -33,6 +33,61 @@ pub struct Multiresolution;
 #[serde(deny_unknown_fields)]
 pub struct Scaled {
     pub max_distances: f64,
+}
+
+/// FALKON's landmark count: a number, or `{ sqrt_factor = c }` for m = ⌊c·√n⌋ of the n
+/// training points (the paper: c = 10).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum LandmarkCount {
+    Count(usize),
+    PerRootN(RootFactor),
+}
+
+/// `{ sqrt_factor = c }`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RootFactor {
+    pub sqrt_factor: f64,
+}
+
+impl LandmarkCount {
+    /// m for n training points (at least 1).
+    pub fn of(self, n: usize) -> usize {
+        match self {
+            LandmarkCount::Count(m) => m,
+            LandmarkCount::PerRootN(RootFactor { sqrt_factor }) => {
+                ((sqrt_factor * (n as f64).sqrt()).floor() as usize).max(1)
+            }
+        }
+    }
+}
+
+/// FALKON's bandwidth: a number, or `"search"` for the authors' search (`falkon_search` holds
+/// its settings).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum FalkonBandwidth {
+    Value(f64),
+    Chosen(SearchTag),
+}
+
+/// The word `"search"`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchTag {
+    Search,
+}
+
+/// How FALKON forms KᵀK u: from the accumulated m × m statistics (`statistics`, n·m² flops,
+/// m ≤ 20,000) or from the stored rows in one pass per CG iteration (`matrix_free`, n·m kernel
+/// entries a pass; `streamrak::baselines::MatrixFreeFalkon`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FalkonSolver {
+    #[default]
+    Statistics,
+    MatrixFree,
 }
 
 /// The root radius r₀: a number, or `{ max_distances = k }` (k × maxDistance of the pendulum
@@ -111,9 +166,15 @@ pub struct MultiresolutionParams {
     pub lp_landmark_factor: f64,
     /// FALKON: its one bandwidth and its landmark count (drawn with replacement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub falkon_bandwidth: Option<f64>,
+    pub falkon_bandwidth: Option<FalkonBandwidth>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub falkon_landmarks: Option<usize>,
+    pub falkon_landmarks: Option<LandmarkCount>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub falkon_solver: FalkonSolver,
+    /// FALKON: the settings of the authors' bandwidth search, read when `falkon_bandwidth =
+    /// "search"` (a fixed bandwidth ignores them, so a profile can switch between the two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub falkon_search: Option<FalkonSearch>,
     /// Cover-tree checkpoints over the stream (StreaMRAK).
     #[serde(default = "trace_points")]
     pub trace_points: usize,
@@ -128,6 +189,10 @@ pub struct MultiresolutionParams {
     pub rollout_steps: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<usize>,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn positive(name: &str, v: f64) -> Result<(), String> {
@@ -200,18 +265,37 @@ impl Params for MultiresolutionParams {
             }
         }
         if self.method == Method::Falkon {
-            match (self.falkon_bandwidth, self.falkon_landmarks) {
+            let bandwidth = match (self.falkon_bandwidth, &self.falkon_search) {
+                (Some(FalkonBandwidth::Chosen(_)), Some(search)) => {
+                    search.check()?;
+                    Some(1.0)
+                }
+                (Some(FalkonBandwidth::Chosen(_)), None) => {
+                    return Err(
+                        "falkon_bandwidth = \"search\" needs falkon_search = { grid, points, batches, train_batches, validation_batches }".into(),
+                    )
+                }
+                (Some(FalkonBandwidth::Value(b)), _) => Some(b),
+                (None, _) => None,
+            };
+            match (bandwidth, self.falkon_landmarks) {
                 (Some(b), Some(m)) => {
                     positive("falkon_bandwidth", b)?;
-                    if !(1..=20_000).contains(&m) {
-                        return Err(format!(
-                            "falkon_landmarks = {m}: expected 1 ..= 20000 (an m x m matrix of 3.2 GB at most)"
-                        ));
+                    match m {
+                        LandmarkCount::Count(m) if !(1..=20_000).contains(&m) => {
+                            return Err(format!(
+                                "falkon_landmarks = {m}: expected 1 ..= 20000 (an m x m matrix of 3.2 GB at most)"
+                            ));
+                        }
+                        LandmarkCount::PerRootN(RootFactor { sqrt_factor }) => {
+                            positive("falkon_landmarks.sqrt_factor", sqrt_factor)?
+                        }
+                        LandmarkCount::Count(_) => {}
                     }
                 }
                 _ => {
                     return Err(
-                        "method = \"falkon\" needs falkon_bandwidth and falkon_landmarks".into(),
+                        "method = \"falkon\" needs falkon_bandwidth (a number or \"search\") and falkon_landmarks".into(),
                     )
                 }
             }
@@ -230,19 +314,20 @@ macro_rules! columns {
 }
 
 const COLUMNS: &[ColumnDoc] = columns![
-    "record": "level | tree | rollout | path | summary",
+    "record": "level | tree | rollout | path | search | summary",
     "level": "level rows: L, the model is levels 0..L (FALKON: the level whose radius is nearest its bandwidth); tree rows: the tree level; rollout rows: L",
-    "bandwidth": "the level's kernel radius r_l",
-    "landmarks": "landmarks m_l of the level",
+    "bandwidth": "the level's kernel radius r_l; search rows: the bandwidth scored",
+    "landmarks": "landmarks m_l of the level (search rows: of the search's fits)",
     "cumulative_landmarks": "kernel terms of the model of levels 0..L",
     "candidates": "StreaMRAK: saturated nodes of the level (landmark candidates) when it became ready",
     "nodes": "StreaMRAK: nodes of the tree level when it became ready; tree rows: nodes at the checkpoint",
-    "rows": "rows the level's statistics were built from",
+    "rows": "rows the level's statistics were built from (search rows: the search's training rows)",
+    "validation_rows": "search rows: the rows the bandwidth is scored on",
     "ready_after": "StreaMRAK: points streamed when the level became landmark-ready",
     "fitted_after": "points streamed when the level was fitted",
     "fitted_seconds": "wall seconds from the start of training to the level's fit",
     "solve_seconds": "StreaMRAK: wall seconds of the level's FALKON solve",
-    "mse": "test MSE of the model of levels 0..L (pendulum: of the state 0.25 s ahead, over all test pairs)",
+    "mse": "test MSE of the model of levels 0..L (pendulum: of the state 0.25 s ahead, over all test pairs); search rows: the validation MSE of the bandwidth",
     "rollout_mse": "pendulum: roll-out MSE of levels 0..L averaged over the forecast steps",
     "landmark_x1_median": "median of the first coordinate of the level's landmarks",
     "landmark_x1_q90": "90 % quantile of the first coordinate of the level's landmarks",
@@ -308,8 +393,10 @@ impl PairStream for RegressionStream<'_> {
     fn targets(&self) -> usize {
         self.y.ncols()
     }
-    fn pair(&self, i: usize, x: &mut [f64], y: &mut [f64]) {
-        let r = self.order[i];
+    fn order(&self) -> &[usize] {
+        &self.order
+    }
+    fn source_pair(&self, r: usize, x: &mut [f64], y: &mut [f64]) {
         x.iter_mut().zip(self.x.row(r)).for_each(|(a, b)| *a = *b);
         y.iter_mut().zip(self.y.row(r)).for_each(|(a, b)| *a = *b);
     }
@@ -333,8 +420,10 @@ impl PairStream for PendulumStream<'_> {
     fn targets(&self) -> usize {
         4
     }
-    fn pair(&self, i: usize, x: &mut [f64], y: &mut [f64]) {
-        let k = self.order[i];
+    fn order(&self) -> &[usize] {
+        &self.order
+    }
+    fn source_pair(&self, k: usize, x: &mut [f64], y: &mut [f64]) {
         let (traj, t) = (k / self.per_trajectory, k % self.per_trajectory);
         for c in 0..4 {
             x[c] = self.states[[traj, t, c]];
@@ -420,7 +509,11 @@ impl Kind for Multiresolution {
             Method::AuthorsLpKrr => 10.0,
             Method::Streamrak => 1.0,
             Method::LpKrr => 2.0,
-            Method::Falkon => 1.0 + (p.falkon_landmarks.unwrap_or(1000) as f64 / 1000.0).powi(2),
+            Method::Falkon => match p.falkon_landmarks {
+                Some(LandmarkCount::Count(m)) => 1.0 + (m as f64 / 1000.0).powi(2),
+                // About 10·√n landmarks: the costliest cell.
+                _ => 30.0,
+            },
         }
     }
 
@@ -460,8 +553,16 @@ impl Kind for Multiresolution {
             falkon,
             points_per_level: p.points_per_level,
             lp_landmark_factor: p.lp_landmark_factor,
-            falkon_bandwidth: p.falkon_bandwidth.unwrap_or(r0),
-            falkon_landmarks: p.falkon_landmarks.unwrap_or(1),
+            falkon_bandwidth: match p.falkon_bandwidth {
+                Some(FalkonBandwidth::Value(b)) => b,
+                _ => r0,
+            },
+            falkon_landmarks: p.falkon_landmarks.unwrap_or(LandmarkCount::Count(1)),
+            falkon_solver: p.falkon_solver,
+            falkon_search: match p.falkon_bandwidth {
+                Some(FalkonBandwidth::Chosen(_)) => p.falkon_search,
+                _ => None,
+            },
             trace_points: p.trace_points,
         };
         match data {
@@ -541,6 +642,17 @@ fn report(
         put(&mut r, "landmark_x1_median", quantile(&mut x1, 0.5));
         put(&mut r, "landmark_x1_q90", quantile(&mut x1, 0.9));
         rows.push(r);
+    }
+    if let Some(search) = &trained.search {
+        for &(bandwidth, error) in &search.errors {
+            let mut r = base_row("search");
+            put(&mut r, "bandwidth", bandwidth);
+            put(&mut r, "mse", error);
+            put(&mut r, "landmarks", search.landmarks);
+            put(&mut r, "rows", search.train_rows);
+            put(&mut r, "validation_rows", search.validation_rows);
+            rows.push(r);
+        }
     }
     for counts in &trained.trace {
         for (level, &(nodes, saturated, cf)) in counts.levels.iter().enumerate() {
@@ -782,5 +894,48 @@ mod tests {
                 .check()
                 .unwrap_err();
         assert!(err.contains("falkon_bandwidth"), "{err}");
+    }
+
+    /// FALKON's landmarks are a count or c·√n; its bandwidth a number or "search" (then with
+    /// the search's settings), and the grid is numpy's logspace (the authors' VarSinus bandwidth 0.000379 is its 15th
+    /// point of logspace(1, -5, 20)).
+    #[test]
+    fn falkon_takes_a_landmark_count_or_factor_and_a_bandwidth_or_a_search() {
+        let parse = |text: &str| -> Result<MultiresolutionParams, String> {
+            let p: MultiresolutionParams = toml::from_str(&format!(
+                "method = \"falkon\"\nmax_level = 3\nr0 = 1.0\n{text}"
+            ))
+            .map_err(|e| e.to_string())?;
+            p.check().map(|_| p)
+        };
+        let p = parse("falkon_bandwidth = 0.5\nfalkon_landmarks = { sqrt_factor = 10.0 }").unwrap();
+        assert_eq!(p.falkon_landmarks.unwrap().of(2_200_000), 14_832);
+        assert_eq!(p.falkon_solver, FalkonSolver::Statistics);
+        assert_eq!(LandmarkCount::Count(300).of(10), 300);
+        let search = "falkon_search = { grid = [1.0, -5.0], points = 20, batches = 200, train_batches = 5, validation_batches = 2 }";
+        let p = parse(&format!(
+            "falkon_landmarks = 1000\nfalkon_solver = \"matrix_free\"\nfalkon_bandwidth = \"search\"\n{search}"
+        ))
+        .unwrap();
+        let grid = p.falkon_search.unwrap().bandwidths();
+        assert_eq!(grid.len(), 20);
+        assert_eq!((grid[0], grid[19]), (10.0, 1e-5));
+        assert!((grid[14] - 0.000379269).abs() < 1e-9, "{}", grid[14]);
+        // A fixed bandwidth ignores the search's settings; "search" needs them.
+        let fixed = parse(&format!(
+            "falkon_landmarks = 1000\nfalkon_bandwidth = 0.5\n{search}"
+        ))
+        .unwrap();
+        assert_eq!(fixed.falkon_bandwidth, Some(FalkonBandwidth::Value(0.5)));
+        let bare = parse("falkon_landmarks = 1000\nfalkon_bandwidth = \"search\"").unwrap_err();
+        assert!(bare.contains("needs falkon_search"), "{bare}");
+        assert!(parse("falkon_landmarks = 1000\nfalkon_bandwidth = \"grid\"").is_err());
+        let too_many = parse(
+            "falkon_landmarks = 1000\nfalkon_bandwidth = \"search\"\nfalkon_search = { grid = [1.0, -1.0], points = 3, batches = 10, train_batches = 8, validation_batches = 3 }",
+        )
+        .unwrap_err();
+        assert!(too_many.contains("10 at most"), "{too_many}");
+        assert!(parse("falkon_bandwidth = 0.5\nfalkon_landmarks = { sqrt_factor = 0.0 }").is_err());
+        assert!(parse("falkon_bandwidth = 0.5\nfalkon_landmarks = 20001").is_err());
     }
 }

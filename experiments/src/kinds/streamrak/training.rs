@@ -7,12 +7,13 @@ use kernel_core::{Predictor, StreamingRegressor};
 use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use streamrak::baselines::{FalkonBaseline, LpKrr};
+use streamrak::baselines::{choose_bandwidth, FalkonBaseline, LpKrr, MatrixFreeFalkon};
 use streamrak::falkon::{Expansion, FalkonParams};
 use streamrak::model::{Streamrak, StreamrakParams};
 use streamrak::statistics::{ConvergenceParams, CHUNK};
 use streamrak::{CoverTreeParams, LevelParams};
 
+use super::multiresolution_regression::{FalkonSolver, LandmarkCount};
 use crate::context::CellContext;
 use crate::kinds::common::clock::Clock;
 
@@ -43,6 +44,81 @@ impl Method {
     }
 }
 
+/// The authors' bandwidth search for FALKON (spec §7, `*_FALKON_choose_bw.py`): the training
+/// pairs in `batches` equal batches of their source order (the pendulum: whole trajectories, as
+/// the authors batch them; the regression sets: their rows, drawn iid), `train_batches` and
+/// `validation_batches` of them drawn at random, `sqrt_factor`·√n_train landmarks drawn with
+/// replacement from the training batches, and the bandwidths 10^a .. 10^b (`grid = [a, b]`,
+/// `points` of them, numpy's logspace) scored by the validation MSE.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FalkonSearch {
+    pub grid: [f64; 2],
+    pub points: usize,
+    pub batches: usize,
+    pub train_batches: usize,
+    pub validation_batches: usize,
+    #[serde(default = "ten")]
+    pub sqrt_factor: f64,
+}
+
+fn ten() -> f64 {
+    10.0
+}
+
+impl FalkonSearch {
+    /// Checks the search's settings: finite grid ends, at least one point, and at least one
+    /// training and one validation batch among the batches.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.grid.iter().all(|v| v.is_finite()) || self.points == 0 {
+            return Err(format!(
+                "falkon_search: grid = {:?} with {} points: expected finite log10 ends and at least one point",
+                self.grid, self.points
+            ));
+        }
+        if self.train_batches == 0
+            || self.validation_batches == 0
+            || self.train_batches + self.validation_batches > self.batches
+        {
+            return Err(format!(
+                "falkon_search: {} training + {} validation batches of {}: expected at least one of each, {} at most together",
+                self.train_batches, self.validation_batches, self.batches, self.batches
+            ));
+        }
+        if !(self.sqrt_factor.is_finite() && self.sqrt_factor > 0.0) {
+            return Err(format!(
+                "falkon_search.sqrt_factor = {}: expected a finite number > 0",
+                self.sqrt_factor
+            ));
+        }
+        Ok(())
+    }
+
+    /// The bandwidths, numpy's `logspace(a, b, points)`.
+    pub fn bandwidths(&self) -> Vec<f64> {
+        let [a, b] = self.grid;
+        let k = self.points;
+        (0..k)
+            .map(|i| {
+                let t = if k == 1 {
+                    0.0
+                } else {
+                    i as f64 / (k - 1) as f64
+                };
+                10f64.powf(a + (b - a) * t)
+            })
+            .collect()
+    }
+}
+
+/// What the bandwidth search saw: per bandwidth its validation MSE, and its sizes.
+pub struct SearchReport {
+    pub errors: Vec<(f64, f64)>,
+    pub landmarks: usize,
+    pub train_rows: usize,
+    pub validation_rows: usize,
+}
+
 /// Everything training needs besides the stream.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -55,7 +131,10 @@ pub struct Settings {
     pub lp_landmark_factor: f64,
     /// FALKON: bandwidth and landmark count.
     pub falkon_bandwidth: f64,
-    pub falkon_landmarks: usize,
+    pub falkon_landmarks: LandmarkCount,
+    pub falkon_solver: FalkonSolver,
+    /// FALKON: choose the bandwidth by the authors' search (`falkon_bandwidth = "search"`).
+    pub falkon_search: Option<FalkonSearch>,
     /// Cover-tree checkpoints over the stream.
     pub trace_points: usize,
 }
@@ -86,7 +165,13 @@ pub trait PairStream: Sync {
     fn dim(&self) -> usize;
     fn targets(&self) -> usize;
     /// Writes pair `i` (in stream order) into `x` and `y`.
-    fn pair(&self, i: usize, x: &mut [f64], y: &mut [f64]);
+    fn pair(&self, i: usize, x: &mut [f64], y: &mut [f64]) {
+        self.source_pair(self.order()[i], x, y)
+    }
+    /// The source index of each stream position (the stream is the source in this order).
+    fn order(&self) -> &[usize];
+    /// Writes the pair of source index `k` (the data's own order) into `x` and `y`.
+    fn source_pair(&self, k: usize, x: &mut [f64], y: &mut [f64]);
 }
 
 /// One level of a trained model (FALKON: its one expansion).
@@ -122,6 +207,8 @@ pub struct Trained {
     pub stream_points: usize,
     pub train_seconds: f64,
     pub train_cpu_seconds: f64,
+    /// FALKON with `falkon_search`: the search's validation errors.
+    pub search: Option<SearchReport>,
     /// StreaMRAK: tree nodes and points rejected as occupied (separation) at the end.
     pub tree_nodes: Option<usize>,
     pub occupied: Option<u64>,
@@ -220,6 +307,7 @@ fn train_streamrak(
         stream_points: n,
         train_seconds: 0.0,
         train_cpu_seconds: 0.0,
+        search: None,
         tree_nodes: Some(tree.len()),
         occupied: Some(tree.rejections().0),
     })
@@ -240,6 +328,71 @@ fn tree_counts(model: &Streamrak, seen: usize) -> TreeCounts {
             })
             .collect(),
     }
+}
+
+/// The authors' bandwidth search on batches of the stream's source ([`FalkonSearch`]); its own
+/// random draws (`bandwidth search`), so the final fit's landmarks do not depend on it.
+fn search_bandwidth(
+    stream: &dyn PairStream,
+    search: &FalkonSearch,
+    falkon: streamrak::falkon::FalkonParams,
+    ctx: &CellContext,
+) -> Result<(f64, SearchReport)> {
+    let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
+    let size = n / search.batches;
+    if size == 0 {
+        bail!(
+            "falkon_search: {} batches of a stream of {n} pairs are empty",
+            search.batches
+        );
+    }
+    let mut rng = ctx.rng("bandwidth search");
+    let mut ids: Vec<usize> = (0..search.batches).collect();
+    rand::seq::SliceRandom::shuffle(ids.as_mut_slice(), &mut rng);
+    let gather = |ids: &[usize]| -> (Array2<f64>, Array2<f64>) {
+        let rows = ids.len() * size;
+        let (mut x, mut y) = (Array2::zeros((rows, d)), Array2::zeros((rows, p)));
+        let (mut xi, mut yi) = (vec![0.0; d], vec![0.0; p]);
+        for (b, &id) in ids.iter().enumerate() {
+            for k in 0..size {
+                stream.source_pair(id * size + k, &mut xi, &mut yi);
+                let row = b * size + k;
+                x.row_mut(row).assign(&ndarray::ArrayView1::from(&xi));
+                y.row_mut(row).assign(&ndarray::ArrayView1::from(&yi));
+            }
+        }
+        (x, y)
+    };
+    let (tx, ty) = gather(&ids[..search.train_batches]);
+    let (vx, vy) =
+        gather(&ids[search.train_batches..search.train_batches + search.validation_batches]);
+    let m = ((search.sqrt_factor * (tx.nrows() as f64).sqrt()).floor() as usize).max(1);
+    let picks: Vec<usize> = (0..m).map(|_| rng.random_range(0..tx.nrows())).collect();
+    let landmarks = tx.select(ndarray::Axis(0), &picks);
+    let grid = search.bandwidths();
+    let (bandwidth, errors) = choose_bandwidth(
+        (tx.view(), ty.view()),
+        (vx.view(), vy.view()),
+        landmarks.view(),
+        &grid,
+        falkon,
+        &|done, all| ctx.progress(done, all),
+    )?;
+    Ok((
+        bandwidth,
+        SearchReport {
+            errors: grid.into_iter().zip(errors).collect(),
+            landmarks: m,
+            train_rows: tx.nrows(),
+            validation_rows: vx.nrows(),
+        },
+    ))
+}
+
+/// The two forms of the FALKON baseline (`falkon_solver`).
+enum Falkon {
+    Statistics(Box<FalkonBaseline>),
+    MatrixFree(Box<MatrixFreeFalkon>),
 }
 
 /// `m` stream positions drawn uniformly, with or without replacement, as landmark rows.
@@ -332,6 +485,7 @@ fn train_lp_krr(
         stream_points: seen,
         train_seconds: 0.0,
         train_cpu_seconds: 0.0,
+        search: None,
         tree_nodes: None,
         occupied: None,
     })
@@ -345,9 +499,23 @@ fn train_falkon(
 ) -> Result<Trained> {
     let (d, p, n) = (stream.dim(), stream.targets(), stream.points());
     // FALKON draws its landmarks from this stream, and nothing while streaming.
+    let (bandwidth, search) = match &s.falkon_search {
+        Some(search) => {
+            let (bandwidth, report) = search_bandwidth(stream, search, s.falkon, ctx)?;
+            (bandwidth, Some(report))
+        }
+        None => (s.falkon_bandwidth, None),
+    };
     let mut rng = ctx.rng("landmarks");
-    let landmarks = landmarks_from_stream(stream, s.falkon_landmarks, true, &mut rng);
-    let mut model = FalkonBaseline::new(landmarks, s.falkon_bandwidth, p, s.falkon)?;
+    let landmarks = landmarks_from_stream(stream, s.falkon_landmarks.of(n), true, &mut rng);
+    let mut model = match s.falkon_solver {
+        FalkonSolver::Statistics => Falkon::Statistics(Box::new(FalkonBaseline::new(
+            landmarks, bandwidth, p, s.falkon,
+        )?)),
+        FalkonSolver::MatrixFree => Falkon::MatrixFree(Box::new(MatrixFreeFalkon::new(
+            landmarks, bandwidth, p, s.falkon,
+        )?)),
+    };
     let (mut bx, mut by) = (Vec::with_capacity(CHUNK * d), Vec::with_capacity(CHUNK * p));
     let (mut x, mut y) = (vec![0.0; d], vec![0.0; p]);
     let mut seen = 0;
@@ -361,21 +529,35 @@ fn train_falkon(
             by.extend_from_slice(&y);
         }
         let rows = end - start;
-        model.push_rows(
+        let (bx, by) = (
             ArrayView2::from_shape((rows, d), &bx)?,
             ArrayView2::from_shape((rows, p), &by)?,
-            &mut rng,
-        )?;
+        );
+        match &mut model {
+            Falkon::Statistics(f) => f.push_rows(bx, by, &mut rng)?,
+            Falkon::MatrixFree(f) => f.push_rows(bx, by, &mut rng)?,
+        }
         seen = end;
         ctx.progress(end, n);
         if ctx.over_budget() {
             break;
         }
     }
-    model.finish(&mut rng)?;
-    let expansion = model.expansion().expect("finished").clone();
+    let expansion = match &mut model {
+        Falkon::Statistics(f) => {
+            f.finish(&mut rng)?;
+            f.expansion()
+        }
+        Falkon::MatrixFree(f) => {
+            // One pass over the rows for Z and one per CG iteration: progress by pass.
+            f.solve(&|pass, most| ctx.progress(pass, most))?;
+            f.expansion()
+        }
+    }
+    .expect("finished")
+    .clone();
     // The level whose bandwidth r0·2^-l is nearest to FALKON's (where it sits on the level axis).
-    let level = (s.r0 / s.falkon_bandwidth).log2().round().max(0.0) as usize;
+    let level = (s.r0 / bandwidth).log2().round().max(0.0) as usize;
     Ok(Trained {
         levels: vec![Level {
             level,
@@ -392,6 +574,7 @@ fn train_falkon(
         stream_points: seen,
         train_seconds: 0.0,
         train_cpu_seconds: 0.0,
+        search,
         tree_nodes: None,
         occupied: None,
     })
