@@ -53,20 +53,33 @@ impl FalkonBaseline {
     }
 }
 
+/// f(x) of a FALKON solve; an error before it exists.
+fn predict_fitted(
+    fitted: Option<&Expansion>,
+    x: ArrayView2<f64>,
+) -> Result<Array2<f64>, StreamError> {
+    match fitted {
+        Some(e) => e.predict(x),
+        None => Err(StreamError::invalid_input(
+            "prediction",
+            "before the solve",
+            "finish() first",
+        )),
+    }
+}
+
+/// One point as a block of one row.
+fn one_row(v: &[f64]) -> ArrayView2<'_, f64> {
+    ArrayView2::from_shape((1, v.len()), v).expect("one row")
+}
+
 impl Predictor for FalkonBaseline {
     type Output = Array2<f64>;
     type Error = StreamError;
 
     /// f(x) of the finished solve; an error before [`StreamingRegressor::finish`].
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, StreamError> {
-        match &self.fitted {
-            Some(e) => e.predict(x),
-            None => Err(StreamError::invalid_input(
-                "prediction",
-                "before the solve",
-                "finish() first",
-            )),
-        }
+        predict_fitted(self.fitted.as_ref(), x)
     }
 }
 
@@ -78,9 +91,7 @@ impl StreamingRegressor for FalkonBaseline {
         y: &[f64],
         rng: &mut R,
     ) -> Result<(), StreamError> {
-        let x = ArrayView2::from_shape((1, x.len()), x).expect("one row");
-        let y = ArrayView2::from_shape((1, y.len()), y).expect("one row");
-        self.push_rows(x, y, rng)
+        self.push_rows(one_row(x), one_row(y), rng)
     }
 
     /// Accumulates a block of the stream into the statistics at once.
@@ -290,14 +301,7 @@ impl Predictor for MatrixFreeFalkon {
 
     /// f(x) of the finished solve; an error before [`StreamingRegressor::finish`].
     fn predict(&self, x: ArrayView2<f64>) -> Result<Array2<f64>, StreamError> {
-        match &self.fitted {
-            Some(e) => e.predict(x),
-            None => Err(StreamError::invalid_input(
-                "prediction",
-                "before the solve",
-                "finish() first",
-            )),
-        }
+        predict_fitted(self.fitted.as_ref(), x)
     }
 }
 
@@ -309,9 +313,7 @@ impl StreamingRegressor for MatrixFreeFalkon {
         y: &[f64],
         rng: &mut R,
     ) -> Result<(), StreamError> {
-        let x = ArrayView2::from_shape((1, x.len()), x).expect("one row");
-        let y = ArrayView2::from_shape((1, y.len()), y).expect("one row");
-        self.push_rows(x, y, rng)
+        self.push_rows(one_row(x), one_row(y), rng)
     }
 
     /// Stores a block of rows ([`MatrixFreeFalkon::add_rows`]).
