@@ -13,7 +13,7 @@ use streamrak::model::{Streamrak, StreamrakParams};
 use streamrak::statistics::{ConvergenceParams, CHUNK};
 use streamrak::{CoverTreeParams, LevelParams};
 
-use super::multiresolution_regression::{FalkonSolver, LandmarkCount};
+use super::multiresolution_regression::{FalkonSolver, LandmarkCount, RootFactor};
 use crate::context::CellContext;
 use crate::kinds::common::clock::Clock;
 
@@ -366,7 +366,10 @@ fn search_bandwidth(
     let (tx, ty) = gather(&ids[..search.train_batches]);
     let (vx, vy) =
         gather(&ids[search.train_batches..search.train_batches + search.validation_batches]);
-    let m = ((search.sqrt_factor * (tx.nrows() as f64).sqrt()).floor() as usize).max(1);
+    let m = LandmarkCount::PerRootN(RootFactor {
+        sqrt_factor: search.sqrt_factor,
+    })
+    .of(tx.nrows());
     let picks: Vec<usize> = (0..m).map(|_| rng.random_range(0..tx.nrows())).collect();
     let landmarks = tx.select(ndarray::Axis(0), &picks);
     let grid = search.bandwidths();
