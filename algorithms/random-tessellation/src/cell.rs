@@ -6,7 +6,10 @@
 //!
 //! Cut rates (D2): [`CutRate::HalfDiameter`] Λ_a = dist.max / 2 (tess19), dist.max over all the
 //! cell's items; [`CutRate::ExactThinning`] Λ_a = r_a, the radius of an enclosing ball of the
-//! training items (Ritter), so that Λ([B(r_a)]) = r_a bounds the true rate Λ([a]) for thinning.
+//! training items (Ritter), so that Λ([B(r_a)]) = r_a bounds the true rate Λ([a]) for thinning;
+//! [`CutRate::EnclosingBall`] Λ_a = r_a of the ball enclosing the cell's items (uniform priors)
+//! or the exact Λ of their box, Σ_j ω_j extent_j / 2 (Mondrian priors), over every item the cell
+//! holds (under transductive routing the test items too).
 //!
 //! Pausing (spec §3): a cell can be cut only when Λ_a > 0 and it holds at least two distinct
 //! training labels. A paused (pure) cell is never cut, so its rate matters only for tess19's
@@ -20,7 +23,7 @@ use std::sync::Arc;
 use crate::diameter::{diameter, enclosing_ball, Scratch};
 use crate::likelihood::CellLikelihood;
 use crate::points::Points;
-use crate::prior::{Hyperplane, Prior};
+use crate::prior::{Hyperplane, Prior, PriorKind};
 use crate::settings::CutRate;
 
 /// One side of one cut: the cell lies on the `left` (⟨n, x⟩ <= offset) or right side of
@@ -45,8 +48,11 @@ pub(crate) struct Cell {
     pub(crate) cuttable: bool,
     /// dist.max and a pair attaining it (tess19 scheme; `None` when not computed).
     pub(crate) diameter: Option<(f64, u32, u32)>,
-    /// Enclosing-ball centre of the training items (exact thinning; radius = `rate`).
+    /// Enclosing-ball centre of the training items (exact thinning; radius = `rate`), or of the
+    /// ball or box of the cell's items (enclosing-ball scheme).
     pub(crate) centre: Vec<f64>,
+    /// Per-axis extents of the cell's items (enclosing-ball scheme, Mondrian priors).
+    pub(crate) extents: Vec<f64>,
     /// Σ_k lgamma(α_k + m_k) − lgamma(A + n) − [Σ_k lgamma(α_k) − lgamma(A)].
     pub(crate) log_term: f64,
     pub(crate) route: Option<Arc<Route>>,
@@ -104,6 +110,7 @@ impl Context<'_> {
             cuttable: false,
             diameter: None,
             centre: Vec::new(),
+            extents: Vec::new(),
             log_term,
             route,
         };
@@ -123,6 +130,24 @@ impl Context<'_> {
                 cell.rate = enclosing_ball(&self.points, cell.train(), &mut centre);
                 cell.centre = centre;
             }
+            CutRate::EnclosingBall if may_cut => match self.prior.kind() {
+                PriorKind::Uniform => {
+                    let mut centre = Vec::with_capacity(self.points.dim());
+                    cell.rate = enclosing_ball(&self.points, &cell.items, &mut centre);
+                    cell.centre = centre;
+                }
+                PriorKind::Mondrian => {
+                    let (centre, extents) = bounding_box(&self.points, &cell.items);
+                    cell.rate = 0.5
+                        * extents
+                            .iter()
+                            .zip(self.prior.weights())
+                            .map(|(e, w)| w * e)
+                            .sum::<f64>();
+                    cell.centre = centre;
+                    cell.extents = extents;
+                }
+            },
             _ => {}
         }
         cell.cuttable = may_cut && cell.rate > 0.0;
@@ -228,4 +253,19 @@ impl Context<'_> {
             (false, true) => (search(Some(q)), search(Some(p))),
         }
     }
+}
+
+/// The centre and per-axis extents of the box of `items` (non-empty).
+fn bounding_box(points: &Points, items: &[u32]) -> (Vec<f64>, Vec<f64>) {
+    let first = points.row(items[0]);
+    let (mut lo, mut hi) = (first.to_vec(), first.to_vec());
+    for &i in &items[1..] {
+        for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(points.row(i)) {
+            *l = l.min(x);
+            *h = h.max(x);
+        }
+    }
+    let centre = lo.iter().zip(&hi).map(|(l, h)| 0.5 * (l + h)).collect();
+    let extents = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
+    (centre, extents)
 }

@@ -18,6 +18,11 @@
 //! (by the symmetry of λ_d, (n, s) and (−n, −s) are the same hyperplane, so drawing s on
 //! (−r, r) instead of (0, r) changes nothing). It is kept when it hits the cell,
 //! t_min <= offset < t_max (the upper end strict so that both sides keep a training item).
+//!
+//! **Box proposals** (the enclosing-ball scheme for the Mondrian priors, whose Λ([a]) is exact):
+//! Λ restricted to the hyperplanes hitting a box with extents e_j is the axis j with probability
+//! ∝ ω_j e_j and an offset uniform on the box's side; kept, like a ball proposal, when it hits
+//! the training items.
 
 use ndarray::ArrayView2;
 use rand::Rng;
@@ -222,6 +227,40 @@ pub(crate) fn propose_ball<R: Rng + ?Sized>(
 ) -> Option<f64> {
     draw.sample(prior, rng);
     let offset = draw.project_point(prior, centre) + (2.0 * rng.random::<f64>() - 1.0) * radius;
+    let (t_min, t_max) = draw.project_items(prior, points, items, projections);
+    (t_min <= offset && offset < t_max).then_some(offset)
+}
+
+/// One proposal from Λ restricted to the box (`centre`, `extents`) of a cell with training
+/// `items` (Mondrian priors; `rate` = Σ_j ω_j e_j / 2 > 0): the offset if the hyperplane hits the
+/// training items (t_min <= offset < t_max), with the axis in `draw` and the projections in
+/// `projections`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn propose_box<R: Rng + ?Sized>(
+    points: &Points,
+    items: &[u32],
+    centre: &[f64],
+    extents: &[f64],
+    rate: f64,
+    prior: &Prior,
+    rng: &mut R,
+    draw: &mut DirectionBuffer,
+    projections: &mut Vec<f64>,
+) -> Option<f64> {
+    let u = rng.random::<f64>() * 2.0 * rate;
+    let mut acc = 0.0;
+    for (j, (e, w)) in extents.iter().zip(prior.weights()).enumerate() {
+        if w * e > 0.0 {
+            // The last axis of positive mass, should rounding leave u beyond the sum.
+            draw.axis = j;
+            acc += w * e;
+            if u < acc {
+                break;
+            }
+        }
+    }
+    let j = draw.axis;
+    let offset = centre[j] + (rng.random::<f64>() - 0.5) * extents[j];
     let (t_min, t_max) = draw.project_items(prior, points, items, projections);
     (t_min <= offset && offset < t_max).then_some(offset)
 }

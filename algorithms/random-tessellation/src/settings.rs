@@ -16,6 +16,12 @@ pub enum CutRate {
     HalfDiameter,
     /// Supp. Alg. 1: exact Poisson thinning from an enclosing ball (Ritter) of rate r_a.
     ExactThinning,
+    /// The main text's Algorithm 2 with its spherical approximation: the cell's lifetime rate is
+    /// Λ of its enclosing ball, r_a (Ritter), for the uniform priors, and the exact Λ([a]) =
+    /// Σ_j ω_j extent_j / 2 of its box for the Mondrian priors ("for the MRTP and wMRTP, Λ([a])
+    /// can be computed exactly"); the cut is drawn from Λ restricted to that ball or box and kept
+    /// when it hits the cell's training items (up to `max_rejections` tries, as tess19).
+    EnclosingBall,
 }
 
 /// Which particle(s) a tree predicts with (D5).
@@ -46,7 +52,9 @@ pub enum Routing {
     Inductive,
     /// tess19: train and test items in the cells, dist.max over both, offsets from the training
     /// range only (no effect on the law under [`CutRate::ExactThinning`], whose balls enclose
-    /// the training items that define the cell).
+    /// the training items that define the cell). Under [`CutRate::EnclosingBall`] the ball or
+    /// box encloses the test items too (the paper augments the training set with the unlabelled
+    /// test rows), and cuts are kept when they hit the training items.
     Transductive,
 }
 
@@ -62,6 +70,10 @@ mod tests {
         assert_eq!(
             name(serde_json::to_value(CutRate::ExactThinning).unwrap()),
             "exact_thinning"
+        );
+        assert_eq!(
+            name(serde_json::to_value(CutRate::EnclosingBall).unwrap()),
+            "enclosing_ball"
         );
         assert_eq!(
             name(serde_json::to_value(TreePrediction::WeightedVote).unwrap()),

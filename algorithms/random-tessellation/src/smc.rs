@@ -20,6 +20,12 @@
 //! The root clock is τ₁ ~ Exp(Λ_root). A particle is finished once its clock reaches the budget
 //! τ or no cell is cuttable. With τ = ∞ the clocks cannot stop anything and are not drawn.
 //!
+//! **Generative step, enclosing ball** ([`CutRate::EnclosingBall`], the main text's Algorithm 2
+//! with its spherical approximation): as tess19's step (cell ∝ Λ_a, `max_rejections` tries,
+//! `retries` more cells, the same clock), with Λ_a the rate of the cell's ball (uniform priors) or
+//! the exact rate of its box (Mondrian priors) and proposals from Λ restricted to it, kept when
+//! they hit the cell's training items.
+//!
 //! **Generative step, exact thinning** ([`CutRate::ExactThinning`], Supp. Alg. 1): competing
 //! exponential clocks per cuttable cell at rate r_a (enclosing-ball radius) run as one
 //! superposed Poisson process of rate Σ_a r_a; each proposal is attributed to a cell ∝ r_a and
@@ -40,7 +46,8 @@ use rand_distr::Exp1;
 
 use crate::cell::{Cell, Context};
 use crate::diameter::Scratch;
-use crate::hyperplane::{propose_ball, propose_rejection, DirectionBuffer};
+use crate::hyperplane::{propose_ball, propose_box, propose_rejection, DirectionBuffer};
+use crate::prior::PriorKind;
 use crate::settings::CutRate;
 
 /// The loop guard of spec §5 step 2.4: a MAP cut count seen in more iterations ends the run.
@@ -148,7 +155,7 @@ pub(crate) fn run_smc<R: Rng + ?Sized>(
     } else {
         1
     };
-    let clocked = ctx.cut_rate == CutRate::HalfDiameter && settings.budget.is_finite();
+    let clocked = ctx.cut_rate != CutRate::ExactThinning && settings.budget.is_finite();
     let mut particles: Vec<Particle> = (0..m)
         .map(|_| {
             let tau = if clocked {
@@ -192,7 +199,9 @@ pub(crate) fn run_smc<R: Rng + ?Sized>(
             }
             let before = p.log_l;
             let cut = match ctx.cut_rate {
-                CutRate::HalfDiameter => step_tess19(ctx, settings, p, rng, ws),
+                CutRate::HalfDiameter | CutRate::EnclosingBall => {
+                    step_clocked(ctx, settings, p, rng, ws)
+                }
                 CutRate::ExactThinning => step_thinning(ctx, settings, p, rng, ws),
             };
             if cut && settings.likelihood {
@@ -315,8 +324,8 @@ fn apply_cut(
     }
 }
 
-/// One tess19 generative step; true if a cut happened.
-fn step_tess19<R: Rng + ?Sized>(
+/// One generative step of tess19's scheme or the enclosing-ball scheme; true if a cut happened.
+fn step_clocked<R: Rng + ?Sized>(
     ctx: &Context,
     settings: &SmcSettings,
     p: &mut Particle,
@@ -334,17 +343,7 @@ fn step_tess19<R: Rng + ?Sized>(
         };
         let cell = p.cells[a].clone();
         let mut proposals = 0;
-        let offset = propose_rejection(
-            &ctx.points,
-            cell.train(),
-            2.0 * cell.rate,
-            ctx.prior,
-            settings.max_rejections,
-            rng,
-            &mut ws.draw,
-            &mut ws.projections,
-            &mut proposals,
-        );
+        let offset = propose(ctx, settings, &cell, rng, ws, &mut proposals);
         ws.proposals += proposals as u64;
         ws.rejections += (proposals - usize::from(offset.is_some())) as u64;
         if let Some(offset) = offset {
@@ -360,6 +359,62 @@ fn step_tess19<R: Rng + ?Sized>(
         }
     }
     false
+}
+
+/// Up to `max_rejections` proposals in `cell` by the scheme's sampler: the accepted offset.
+fn propose<R: Rng + ?Sized>(
+    ctx: &Context,
+    settings: &SmcSettings,
+    cell: &Cell,
+    rng: &mut R,
+    ws: &mut Workspace,
+    proposals: &mut usize,
+) -> Option<f64> {
+    let (points, items) = (&ctx.points, cell.train());
+    let (draw, projections) = (&mut ws.draw, &mut ws.projections);
+    if ctx.cut_rate == CutRate::HalfDiameter {
+        return propose_rejection(
+            points,
+            items,
+            2.0 * cell.rate,
+            ctx.prior,
+            settings.max_rejections,
+            rng,
+            draw,
+            projections,
+            proposals,
+        );
+    }
+    for _ in 0..settings.max_rejections {
+        *proposals += 1;
+        let hit = match ctx.prior.kind() {
+            PriorKind::Uniform => propose_ball(
+                points,
+                items,
+                &cell.centre,
+                cell.rate,
+                ctx.prior,
+                rng,
+                draw,
+                projections,
+            ),
+            PriorKind::Mondrian => propose_box(
+                points,
+                items,
+                &cell.centre,
+                &cell.extents,
+                cell.rate,
+                ctx.prior,
+                rng,
+                draw,
+                projections,
+            ),
+        };
+        if hit.is_some() {
+            return hit;
+        }
+    }
+    None
 }
 
 /// One exact-thinning generative step; true if a cut happened.

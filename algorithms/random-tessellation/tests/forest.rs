@@ -7,7 +7,10 @@ use std::ops::ControlFlow;
 
 use kernel_core::{Classifier, CoreError, LabelledRows};
 
-use common::{assert_non_finite, assert_shape_mismatch, blobs, rng, uniform};
+use common::{
+    assert_non_finite, assert_shape_mismatch, blobs, chi_square, chi_square_critical, ks_critical,
+    ks_statistic, rng, uniform,
+};
 use ndarray::{s, Array2};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -209,6 +212,119 @@ fn first_cut_times_follow_their_exponential_laws() {
         got,
         "thinning MRTP",
     );
+    // Enclosing ball (Algorithm 2): MRTP's clock runs at the exact Λ([box]); uRTP's at the
+    // Ritter radius, here half the diagonal (the corners are the farthest pair).
+    let config = ForestConfig {
+        budget: 2.0,
+        cut_rate: CutRate::EnclosingBall,
+        ..base.clone()
+    };
+    let got = fraction_cut(&x, &labels, &mondrian, &config, runs, 4);
+    check(
+        1.0 - (-2.0 * (weights[0] * a + weights[1] * b) / 2.0).exp(),
+        got,
+        "enclosing ball MRTP",
+    );
+    let config = ForestConfig {
+        budget,
+        cut_rate: CutRate::EnclosingBall,
+        ..base
+    };
+    let got = fraction_cut(&x, &labels, &uniform_prior, &config, runs, 5);
+    check(
+        1.0 - (-budget * diameter / 2.0).exp(),
+        got,
+        "enclosing ball uRTP",
+    );
+}
+
+/// The first cut of one prior tree (one particle, no likelihood) under `config`.
+fn first_cut(
+    x: &Array2<f64>,
+    labels: &[u32],
+    test: &Array2<f64>,
+    prior: &Prior,
+    config: &ForestConfig,
+    rng: &mut ChaCha8Rng,
+) -> random_tessellation::Hyperplane {
+    let config = ForestConfig {
+        likelihood: false,
+        max_cuts: 1,
+        ..config.clone()
+    };
+    let fit = Forest::new(prior.clone(), config)
+        .and_then(|f| f.fit_tree(LabelledRows::new(x.view(), labels, 2), test.view(), rng))
+        .unwrap();
+    fit.map_tree().splits()[0].hyperplane.clone()
+}
+
+#[test]
+fn enclosing_ball_cuts_follow_lambda_restricted_to_the_training_items() {
+    // A box [0, 1] x [0, 0.25] x [0, 0.5] of training items with its corners; MRTP with weights
+    // (0.5, 0.3, 0.2): the cut axis has probability ∝ ω_j extent_j, its offset is uniform on the
+    // training range (chi-square and KS at 0.1 %).
+    let mut rng = rng(31);
+    let ext = [1.0, 0.25, 0.5];
+    let mut x = uniform(40, 3, &mut rng);
+    for i in 0..40 {
+        for j in 0..3 {
+            x[[i, j]] = if i < 2 {
+                i as f64 * ext[j]
+            } else {
+                x[[i, j]] * ext[j]
+            };
+        }
+    }
+    let labels: Vec<u32> = (0..40).map(|i| (i % 2) as u32).collect();
+    let weights = [0.5, 0.3, 0.2];
+    let prior = Prior::new(PriorKind::Mondrian, 3, Some(&weights)).unwrap();
+    let config = ForestConfig {
+        cut_rate: CutRate::EnclosingBall,
+        ..ForestConfig::default()
+    };
+    let runs = 2000;
+    let mut observed = [0u64; 3];
+    let mut offsets = Vec::new();
+    for _ in 0..runs {
+        let h = first_cut(&x, &labels, &no_test(3), &prior, &config, &mut rng);
+        let random_tessellation::Direction::Axis(j) = h.direction else {
+            panic!("MRTP cuts along an axis");
+        };
+        observed[j] += 1;
+        if j == 0 {
+            offsets.push(h.offset);
+        }
+    }
+    let mass: Vec<f64> = weights.iter().zip(ext).map(|(w, e)| w * e).collect();
+    let total: f64 = mass.iter().sum();
+    let expected: Vec<f64> = mass.iter().map(|m| m / total).collect();
+    let chi2 = chi_square(&observed, &expected);
+    assert!(chi2 < chi_square_critical(2), "{chi2}: {observed:?}");
+    let n = offsets.len();
+    let ks = ks_statistic(offsets, |t| t.clamp(0.0, 1.0));
+    assert!(ks < ks_critical(n), "offsets on axis 0: KS {ks}");
+
+    // Transductive: the box encloses the test items too, so an axis along which only the test
+    // rows spread is proposed, yet every kept cut falls within the training items' range.
+    let narrow =
+        Array2::from_shape_fn((40, 3), |(i, j)| x[[i, j]] * if j == 1 { 0.1 } else { 1.0 });
+    let test = Array2::from_shape_fn((10, 3), |(i, j)| if j == 1 { 2.0 + i as f64 } else { 0.5 });
+    let config = ForestConfig {
+        routing: Routing::Transductive,
+        ..config
+    };
+    let mut rng = common::rng(32);
+    let mut along_1 = 0;
+    for _ in 0..300 {
+        let h = first_cut(&narrow, &labels, &test, &prior, &config, &mut rng);
+        if h.direction == random_tessellation::Direction::Axis(1) {
+            along_1 += 1;
+            assert!((0.0..0.025).contains(&h.offset), "{}", h.offset);
+        }
+    }
+    // Axis 1's box side is 11.0 (test rows) against 0.025 of training range: proposals along it
+    // nearly all miss, so kept cuts along it are rare but possible.
+    assert!(along_1 < 30, "{along_1}");
 }
 
 fn accuracy(predictions: &[u32], truth: &[u32]) -> f64 {

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use datasets::{GivenSplits, Inputs, LabelledSet, SplitSpec, Targets};
 use ndarray::Array2;
+use rand_chacha::ChaCha8Rng;
 
 use super::spec::*;
 use super::synthetic::double_pendulum::PendulumTrajectories;
-use super::synthetic::Generated;
+use super::synthetic::{Generated, Generator};
 use super::view::*;
 use crate::seeds::{seeds_from, Seeds};
 
@@ -24,6 +25,8 @@ enum Splitting {
 }
 
 enum Source {
+    /// One draw of synthetic data per repetition (`data.draw = "per_repetition"`).
+    Draws(Vec<Source>),
     Points(Arc<Array2<f64>>),
     Trajectories(Arc<PendulumTrajectories>),
     Sets {
@@ -51,14 +54,28 @@ impl LoadedData {
             Source::Sets {
                 splitting: Splitting::PerRepetition(_),
                 ..
-            } => rep,
+            }
+            | Source::Draws(_) => rep,
             _ => 0,
         }
     }
 
     /// The data repetition `rep` sees.
     pub fn view(&self, rep: usize) -> Result<DataView> {
-        let (set, splitting, max_rows) = match &self.source {
+        self.view_of(&self.source, rep)
+    }
+
+    fn view_of(&self, source: &Source, rep: usize) -> Result<DataView> {
+        let (set, splitting, max_rows) = match source {
+            Source::Draws(draws) => {
+                let draw = draws.get(rep).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "repetition {rep}: the data were drawn for {} repetitions",
+                        draws.len()
+                    )
+                })?;
+                return self.view_of(draw, rep);
+            }
             Source::Points(x) => return Ok(DataView::Points(x.clone())),
             Source::Trajectories(t) => return Ok(DataView::Trajectories(t.clone())),
             Source::Sets {
@@ -196,8 +213,13 @@ fn generated_set(x: Array2<f64>, y: Targets) -> LabelledSet {
 /// Seeds of a run's data (synthetic data, splits, streams), from (base seed, data spec): the
 /// same for every cell of the run.
 pub fn data_seeds(base_seed: u64, data: &DataSpec) -> Seeds {
-    let spec = serde_json::to_string(&serde_json::to_value(data).expect("data spec serialises"))
-        .expect("json");
+    let mut value = serde_json::to_value(data).expect("data spec serialises");
+    // How often synthetic data are drawn does not move the draws: repetition 0 of
+    // `per_repetition` is the `once` draw.
+    if let Some(map) = value.as_object_mut() {
+        map.remove("draw");
+    }
+    let spec = serde_json::to_string(&value).expect("json");
     seeds_from(base_seed, "repro-data-v1", &spec)
 }
 
@@ -229,6 +251,57 @@ fn split_sets(
         set: Arc::new(set),
         splitting,
         max_rows,
+    })
+}
+
+/// The source of one draw of a synthetic generator.
+fn generated_source(
+    generator: &dyn Generator,
+    rng: &mut ChaCha8Rng,
+    repeats: usize,
+    notes: &mut Vec<String>,
+) -> Result<Source> {
+    Ok(match generator.generate(rng)? {
+        Generated::Points(x) => Source::Points(Arc::new(x)),
+        Generated::Trajectories(t) => Source::Trajectories(Arc::new(t)),
+        Generated::Classification {
+            x,
+            labels,
+            names,
+            split,
+        } => {
+            let set = generated_set(x, Targets::Classes { labels, names });
+            split
+                .check_set(&set.given, &set.y, repeats)
+                .map_err(|e| anyhow::anyhow!("data: {e}"))?;
+            Source::Sets {
+                set: Arc::new(set),
+                splitting: Splitting::PerRepetition(split),
+                max_rows: None,
+            }
+        }
+        Generated::Regression {
+            x,
+            y,
+            n_train,
+            n_validation,
+            notes: generated_notes,
+        } => {
+            notes.extend(generated_notes);
+            let n = y.len();
+            let b = n_train + n_validation;
+            let parts = Parts {
+                train: range(0..n_train),
+                validation: range(n_train..b),
+                test: range(b..n),
+            };
+            let set = generated_set(x, Targets::Real(y));
+            Source::Sets {
+                set: Arc::new(set),
+                splitting: Splitting::Fixed(Arc::new(parts)),
+                max_rows: None,
+            }
+        }
     })
 }
 
@@ -288,49 +361,21 @@ pub fn load(root: &Path, spec: &DataSpec, base_seed: u64, repeats: usize) -> Res
             let split = f.split_spec().map_err(anyhow::Error::msg)?;
             split_sets(set, split, &own.name, &seeds, repeats, None)?
         }
-        DataSpec::Synthetic(_) => {
-            let generator = spec.generator().expect("synthetic data have a generator");
-            match generator.generate(&mut seeds.rng("data"))? {
-                Generated::Points(x) => Source::Points(Arc::new(x)),
-                Generated::Trajectories(t) => Source::Trajectories(Arc::new(t)),
-                Generated::Classification {
-                    x,
-                    labels,
-                    names,
-                    split,
-                } => {
-                    let set = generated_set(x, Targets::Classes { labels, names });
-                    split
-                        .check_set(&set.given, &set.y, repeats)
-                        .map_err(|e| anyhow::anyhow!("data: {e}"))?;
-                    Source::Sets {
-                        set: Arc::new(set),
-                        splitting: Splitting::PerRepetition(split),
-                        max_rows: None,
-                    }
-                }
-                Generated::Regression {
-                    x,
-                    y,
-                    n_train,
-                    n_validation,
-                    notes: generated_notes,
-                } => {
-                    notes.extend(generated_notes);
-                    let n = y.len();
-                    let b = n_train + n_validation;
-                    let parts = Parts {
-                        train: range(0..n_train),
-                        validation: range(n_train..b),
-                        test: range(b..n),
-                    };
-                    let set = generated_set(x, Targets::Real(y));
-                    Source::Sets {
-                        set: Arc::new(set),
-                        splitting: Splitting::Fixed(Arc::new(parts)),
-                        max_rows: None,
-                    }
-                }
+        DataSpec::Synthetic(g) => {
+            let mut draw = |purpose: &str| {
+                generated_source(g.generator(), &mut seeds.rng(purpose), repeats, &mut notes)
+            };
+            match g.draw() {
+                Draw::Once => draw("data")?,
+                // Repetition 0 sees the `once` draw.
+                Draw::PerRepetition => Source::Draws(
+                    (0..repeats)
+                        .map(|rep| match rep {
+                            0 => draw("data"),
+                            _ => draw(&format!("data/{rep}")),
+                        })
+                        .collect::<Result<_>>()?,
+                ),
             }
         }
     };

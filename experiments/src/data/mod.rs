@@ -191,4 +191,75 @@ mod tests {
         let err = view.points().err().unwrap().to_string();
         assert!(err.contains("sparse"), "{err}");
     }
+
+    const LAPLACE: &str = "source = 'laplace_gp'\nn_train = 30\nn_validation = 10\nn_test = 10\n\
+                           dim = 2\nlifetime = 10.0\nnoise_sd = 0.01";
+
+    fn train_y(data: &LoadedData, rep: usize) -> Vec<f64> {
+        data.view(rep)
+            .unwrap()
+            .regression()
+            .unwrap()
+            .train
+            .y
+            .to_vec()
+    }
+
+    #[test]
+    fn synthetic_data_drawn_per_repetition_start_from_the_single_draw() {
+        let once = load(&root(), &spec(LAPLACE), 5, 3).unwrap();
+        let per = format!("{LAPLACE}\ndraw = 'per_repetition'");
+        let per_spec = spec(&per);
+        let per_rep = load(&root(), &per_spec, 5, 3).unwrap();
+        // `once` (the default, or written out) keeps its serialisation, so its seeds and keys.
+        let written = spec(&format!("{LAPLACE}\ndraw = 'once'"));
+        assert_eq!(written, spec(LAPLACE));
+        use rand::RngCore;
+        assert_eq!(data_seeds(5, &written).rng("x").next_u64(), {
+            data_seeds(5, &spec(LAPLACE)).rng("x").next_u64()
+        });
+        assert!(spec(LAPLACE).fixed_split() && !per_spec.fixed_split());
+        assert_eq!(once.split_group(2), 0);
+        assert_eq!(per_rep.split_group(2), 2);
+        // Every repetition of `once` sees one draw; `per_repetition` draws again from rep 1 on,
+        // its rep 0 being the draw `once` makes from the same data seed.
+        assert_eq!(train_y(&once, 0), train_y(&once, 2));
+        let per_seeds = data_seeds(5, &per_spec);
+        let first = match per_spec
+            .generator()
+            .unwrap()
+            .generate(&mut per_seeds.rng("data"))
+        {
+            Ok(synthetic::Generated::Regression { y, .. }) => y.slice(ndarray::s![..30]).to_vec(),
+            _ => panic!("laplace_gp draws a regression sample"),
+        };
+        assert_eq!(train_y(&per_rep, 0), first);
+        assert_eq!(train_y(&per_rep, 0), train_y(&once, 0));
+        assert_ne!(train_y(&per_rep, 0), train_y(&per_rep, 1));
+        assert_ne!(train_y(&per_rep, 1), train_y(&per_rep, 2));
+        assert_eq!(
+            train_y(&per_rep, 2),
+            train_y(&load(&root(), &per_spec, 5, 3).unwrap(), 2)
+        );
+        // Clear errors: an unknown value, a repetition past the draws, a generator that
+        // already splits per repetition.
+        let err = toml::from_str::<DataSpec>(&format!("{LAPLACE}\ndraw = 'twice'"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("data.draw") && err.contains("per_repetition"),
+            "{err}"
+        );
+        let err = per_rep.view(3).err().unwrap().to_string();
+        assert!(err.contains("3 repetitions"), "{err}");
+        let err = toml::from_str::<DataSpec>(
+            "source = 'oblique_boundary'\nn = 100\ndim = 2\ndraw = 'per_repetition'",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("already draws a split per repetition"),
+            "{err}"
+        );
+    }
 }

@@ -27,11 +27,39 @@ pub enum DataSpec {
     File(FileSpec),
 }
 
-/// A generator with the `source` name it registered.
+/// A generator with the `source` name it registered, and how often it draws.
 #[derive(Debug)]
 pub struct Synthetic {
     source: &'static str,
     generator: Box<dyn Generator>,
+    draw: Draw,
+}
+
+/// How often synthetic data are drawn (`[data] draw = ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Draw {
+    /// One draw from the run's data seed, seen by every repetition (the default).
+    #[default]
+    Once,
+    /// A draw per repetition (repetition 0 sees the `once` draw), so that the spread over the
+    /// repetitions covers the data as well as the methods' own randomness.
+    PerRepetition,
+}
+
+impl Draw {
+    const KEY: &'static str = "draw";
+
+    fn parse(value: Option<toml::Value>) -> Result<Self, String> {
+        match value {
+            None => Ok(Draw::Once),
+            Some(toml::Value::String(s)) if s == "once" => Ok(Draw::Once),
+            Some(toml::Value::String(s)) if s == "per_repetition" => Ok(Draw::PerRepetition),
+            Some(other) => Err(format!(
+                "data.draw: expected \"once\" (one draw for every repetition, the default) or \
+                 \"per_repetition\", got {other}"
+            )),
+        }
+    }
 }
 
 impl Synthetic {
@@ -43,6 +71,10 @@ impl Synthetic {
     pub fn generator(&self) -> &dyn Generator {
         self.generator.as_ref()
     }
+    /// How often the data are drawn.
+    pub fn draw(&self) -> Draw {
+        self.draw
+    }
 }
 
 impl Clone for Synthetic {
@@ -50,13 +82,16 @@ impl Clone for Synthetic {
         Self {
             source: self.source,
             generator: self.generator.clone_box(),
+            draw: self.draw,
         }
     }
 }
 
 impl PartialEq for Synthetic {
     fn eq(&self, other: &Self) -> bool {
-        self.source == other.source && self.generator.to_json() == other.generator.to_json()
+        self.source == other.source
+            && self.draw == other.draw
+            && self.generator.to_json() == other.generator.to_json()
     }
 }
 
@@ -78,6 +113,12 @@ impl Serialize for DataSpec {
                 "data source {source}: its parameters do not serialise as a table"
             )));
         };
+        // Written only when not the default, so that `once` keeps the seeds and keys it had.
+        if let DataSpec::Synthetic(g) = self {
+            if g.draw == Draw::PerRepetition {
+                map.insert(Draw::KEY.into(), "per_repetition".into());
+            }
+        }
         map.insert("source".into(), source.into());
         map.serialize(serializer)
     }
@@ -118,9 +159,18 @@ impl TryFrom<DataTable> for DataSpec {
         }
         let registration = synthetic::find(&source)
             .ok_or_else(|| format!("data.source = {source:?} is unknown; one of {}", sources()))?;
+        let draw = Draw::parse(table.remove(Draw::KEY))?;
+        let generator = (registration.parse)(table)?;
+        if draw == Draw::PerRepetition && !generator.fixed_split() {
+            return Err(format!(
+                "data.draw = \"per_repetition\": {source} already draws a split per repetition; \
+                 leave `draw` out"
+            ));
+        }
         Ok(DataSpec::Synthetic(Synthetic {
             source: registration.source,
-            generator: (registration.parse)(table)?,
+            generator,
+            draw,
         }))
     }
 }
@@ -408,7 +458,7 @@ impl DataSpec {
     pub fn fixed_split(&self) -> bool {
         match self {
             DataSpec::Dataset(d) => matches!(d.split, None | Some(SplitSpec::Given)),
-            DataSpec::Synthetic(g) => g.generator().fixed_split(),
+            DataSpec::Synthetic(g) => g.draw == Draw::Once && g.generator().fixed_split(),
             DataSpec::File(f) => f.split_spec() == Ok(SplitSpec::Given),
         }
     }
