@@ -32,6 +32,23 @@ pub struct Protocol {
     pub restarts: usize,
     /// σ²_min = this × var(y_train).
     pub noise_floor_ratio: f64,
+    /// How PWL's radii are placed on its radial distribution.
+    pub pwl_radii: RadiusSampling,
+}
+
+/// How the uniforms behind PWL's radii (inverse CDF, decision D5) are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum RadiusSampling {
+    /// The paper's choice (§4, "i/m + ξ"): one uniform per m-quantile, a shared offset ξ.
+    #[default]
+    Stratified,
+    /// Independent uniforms (the ARD draw's own, which PWL shared until 2026-12-04).
+    Iid,
 }
 
 impl Default for Protocol {
@@ -43,6 +60,7 @@ impl Default for Protocol {
             lbfgs: LbfgsSettings::default(),
             restarts: 1,
             noise_floor_ratio: 1e-6,
+            pwl_radii: RadiusSampling::default(),
         }
     }
 }
@@ -230,7 +248,12 @@ pub fn fit_from_ard<R: Rng>(
 ) -> Result<Fit, FastfoodError> {
     check_data(x, y)?;
     let floor = noise_floor(protocol, y);
-    let draw = ard.model.draws().first().cloned();
+    let mut draw = ard.model.draws().first().cloned();
+    if family == Family::Pwl && protocol.pwl_radii == RadiusSampling::Stratified {
+        if let Some(d) = draw.as_mut() {
+            d.stratify_uniforms(rng);
+        }
+    }
     let model = FeatureModel::new(protocol.spec(family), x.ncols(), floor, draw, rng)?;
     let start = model.start(&ard.ard_point(), rng);
     run(model, start, x, y, &protocol.lbfgs, stop)
@@ -312,22 +335,66 @@ pub fn fit_exact<R: Rng>(
     rng_for: &dyn Fn(usize) -> R,
     stop: &(dyn Fn(usize) -> bool + Sync),
 ) -> Result<ExactFit, FastfoodError> {
+    fit_exact_gp(Method::ExactArd, x, y, protocol, rng_for, stop)
+}
+
+/// Fits the exact GP of `method` (`ExactArd`, or `ExactRbf`: one lengthscale shared by every
+/// input, θ = `[log(σ² − σ²_min), log σ_f², log ℓ]`, its gradient in log ℓ the sum of the ARD
+/// gradient's). The fit's θ is stored in the ARD form (ℓ repeated), so both predict alike.
+pub fn fit_exact_gp<R: Rng>(
+    method: Method,
+    x: ArrayView2<f64>,
+    y: ArrayView1<f64>,
+    protocol: &Protocol,
+    rng_for: &dyn Fn(usize) -> R,
+    stop: &(dyn Fn(usize) -> bool + Sync),
+) -> Result<ExactFit, FastfoodError> {
+    let tied = match method {
+        Method::ExactArd => false,
+        Method::ExactRbf => true,
+        Method::Features(_) => {
+            return Err(FastfoodError::InvalidParameter {
+                name: "method",
+                value: format!("{method:?}"),
+                expected: "exact_ard or exact_rbf",
+            })
+        }
+    };
     check_data(x, y)?;
     let floor = noise_floor(protocol, y);
     let gp = ExactArd::new(x, y, floor)?;
-    let n = x.nrows() as f64;
+    let (n, d) = (x.nrows() as f64, x.ncols());
+    let ard_theta = |t: &[f64]| -> Vec<f64> {
+        if tied {
+            let mut full = t[..2].to_vec();
+            full.extend(std::iter::repeat_n(t[2], d));
+            full
+        } else {
+            t.to_vec()
+        }
+    };
     let f = |t: &[f64]| {
-        gp.log_p(t)
-            .map(|(v, g)| (-v / n, g.into_iter().map(|v| -v / n).collect()))
+        gp.log_p(&ard_theta(t)).map(|(v, g)| {
+            let g = if tied {
+                vec![g[0], g[1], g[2..].iter().sum()]
+            } else {
+                g
+            };
+            (-v / n, g.into_iter().map(|v| -v / n).collect())
+        })
     };
     let (mut best, iterations, evaluations) = best_of_restarts(protocol.restarts, |r| {
         let mut rng = rng_for(r);
-        let at = perturbed(ArdPoint::default_start(x.ncols(), variance(y)), r, &mut rng);
+        let at = perturbed(ArdPoint::default_start(d, variance(y)), r, &mut rng);
         let mut start = vec![(at.noise - floor).max(1e-3 * floor).ln(), at.signal.ln()];
-        start.extend(at.lengths.iter().map(|l| l.ln()));
+        if tied {
+            start.push(at.lengths.iter().map(|l| l.ln()).sum::<f64>() / d as f64);
+        } else {
+            start.extend(at.lengths.iter().map(|l| l.ln()));
+        }
         let o = minimise(&f, start, &protocol.lbfgs, stop)?;
         let fit = ExactFit {
-            theta: o.theta,
+            theta: ard_theta(&o.theta),
             nlml: o.value,
             iterations: 0,
             evaluations: 0,
@@ -380,6 +447,8 @@ impl Predictor for ExactPosterior<'_> {
 pub enum Method {
     Features(Family),
     ExactArd,
+    /// The exact GP with one lengthscale (the isotropic RBF kernel).
+    ExactRbf,
 }
 
 impl Method {
@@ -387,7 +456,7 @@ impl Method {
     pub fn family(self) -> Option<Family> {
         match self {
             Method::Features(f) => Some(f),
-            Method::ExactArd => None,
+            Method::ExactArd | Method::ExactRbf => None,
         }
     }
 }
@@ -399,26 +468,33 @@ mod method_serde {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     const EXACT: &str = "exact_ard";
+    const EXACT_RBF: &str = "exact_rbf";
 
     impl Serialize for Method {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             match self {
                 Method::Features(f) => f.serialize(s),
                 Method::ExactArd => s.serialize_str(EXACT),
+                Method::ExactRbf => s.serialize_str(EXACT_RBF),
             }
         }
     }
 
     impl<'de> Deserialize<'de> for Method {
-        /// A family's name, or `exact_ard`.
+        /// A family's name, `exact_ard` or `exact_rbf`.
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             let name = String::deserialize(d)?;
             if name == EXACT {
                 return Ok(Method::ExactArd);
             }
+            if name == EXACT_RBF {
+                return Ok(Method::ExactRbf);
+            }
             Family::deserialize(name.as_str().into_deserializer())
                 .map(Method::Features)
-                .map_err(|e: serde::de::value::Error| D::Error::custom(format!("{e} or `{EXACT}`")))
+                .map_err(|e: serde::de::value::Error| {
+                    D::Error::custom(format!("{e}, `{EXACT}` or `{EXACT_RBF}`"))
+                })
         }
     }
 }
@@ -459,6 +535,25 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// The default protocol with L-BFGS capped at `max_iterations`.
+    fn capped(max_iterations: usize) -> Protocol {
+        Protocol {
+            lbfgs: LbfgsSettings {
+                max_iterations,
+                ..LbfgsSettings::default()
+            },
+            ..Protocol::default()
+        }
+    }
+
+    fn never(_: usize) -> bool {
+        false
+    }
+
+    fn rng_for(r: usize) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(r as u64)
+    }
+
     /// The posterior predicts as the evidence module's [`Posterior`] on the fitted features;
     /// the fitted model's feature map is those features in one block.
     #[test]
@@ -467,15 +562,7 @@ mod tests {
         let x = Array2::from_shape_fn((40, 2), |_| rng.random::<f64>() * 2.0 - 1.0);
         let y = Array1::from_shape_fn(40, |i| (2.0 * x[[i, 0]]).sin() + 0.3 * x[[i, 1]]);
         let test = Array2::from_shape_fn((7, 2), |_| rng.random::<f64>());
-        let protocol = Protocol {
-            lbfgs: LbfgsSettings {
-                max_iterations: 5,
-                ..LbfgsSettings::default()
-            },
-            ..Protocol::default()
-        };
-        let never = |_: usize| false;
-        let rng_for = |r: usize| ChaCha8Rng::seed_from_u64(r as u64);
+        let protocol = capped(5);
         let fit =
             fit_ard_family(Family::Ard, x.view(), y.view(), &protocol, &rng_for, &never).unwrap();
         let got = fit
@@ -499,6 +586,66 @@ mod tests {
             .is_err());
     }
 
+    /// The exact RBF GP is the exact ARD GP with every lengthscale equal: the same NLML and
+    /// predictions at its fitted θ (stored in the ARD form), a gradient in log ℓ that is zero at
+    /// its optimum as central differences of the ARD objective along the tied direction say,
+    /// and an optimum no better than ARD's (ARD nests it), on data with one irrelevant input.
+    #[test]
+    fn exact_rbf_is_exact_ard_with_tied_lengthscales() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let x = Array2::from_shape_fn((50, 3), |_| rng.random::<f64>() * 2.0 - 1.0);
+        let y = Array1::from_shape_fn(50, |i| (2.0 * x[[i, 0]]).sin() + 0.05 * x[[i, 2]]);
+        let protocol = capped(200);
+        let fit = |m| fit_exact_gp(m, x.view(), y.view(), &protocol, &rng_for, &never).unwrap();
+        let (rbf, ard) = (fit(Method::ExactRbf), fit(Method::ExactArd));
+        assert_eq!(rbf.theta.len(), 5);
+        assert!(rbf.theta[2] == rbf.theta[3] && rbf.theta[3] == rbf.theta[4]);
+        let gp = ExactArd::new(x.view(), y.view(), rbf.noise_floor).unwrap();
+        let (log_p, grad) = gp.log_p(&rbf.theta).unwrap();
+        assert!(
+            (-log_p / 50.0 - rbf.nlml).abs() < 1e-12,
+            "{log_p} {}",
+            rbf.nlml
+        );
+        // Along the tied direction the objective is flat at the optimum.
+        let at = |h: f64| {
+            let mut t = rbf.theta.clone();
+            t[2..].iter_mut().for_each(|v| *v += h);
+            gp.log_p(&t).unwrap().0
+        };
+        let fd = (at(1e-5) - at(-1e-5)) / 2e-5;
+        let tied: f64 = grad[2..].iter().sum();
+        assert!(
+            (fd - tied).abs() < 1e-4 * (1.0 + tied.abs()),
+            "{fd} vs {tied}"
+        );
+        assert!(
+            tied.abs() < 1e-3 * 50.0,
+            "not at a stationary point: {tied}"
+        );
+        // ARD nests RBF: its optimum is at least as good, and better with an irrelevant input.
+        assert!(ard.nlml < rbf.nlml, "ard {} rbf {}", ard.nlml, rbf.nlml);
+        let predicted = rbf
+            .posterior(x.view(), y.view())
+            .unwrap()
+            .predict(x.view())
+            .unwrap();
+        let (mean, _) = gp.predict(&rbf.theta, x.view()).unwrap();
+        assert_eq!(predicted.mean, mean);
+        // A feature family is not an exact GP.
+        let err = fit_exact_gp(
+            Method::Features(Family::Rbf),
+            x.view(),
+            y.view(),
+            &protocol,
+            &rng_for,
+            &never,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("exact_rbf"), "{err}");
+    }
+
     #[cfg(feature = "serde")]
     #[test]
     fn methods_are_named_as_configs_write_them() {
@@ -507,6 +654,7 @@ mod tests {
             ("fsgbard", Method::Features(Family::Fsgbard)),
             ("ssgpr", Method::Features(Family::Ssgpr)),
             ("exact_ard", Method::ExactArd),
+            ("exact_rbf", Method::ExactRbf),
         ] {
             let json = format!("\"{name}\"");
             assert_eq!(serde_json::from_str::<Method>(&json).unwrap(), method);

@@ -10,7 +10,7 @@
 //! split computes once and shares (the ARD fit is deterministic, so a cell's numbers do not
 //! depend on which cell computed it; its CPU time is the ARD cell's `fit_seconds` and the warm
 //! starts' `init_seconds`; it reports progress but a `cell_budget_seconds` does not interrupt
-//! it); `exact_ard` is the exact ARD GP (the SMALL sets' reference). `revrand_rbf`,
+//! it); `exact_ard` and `exact_rbf` are the exact ARD and RBF GPs (the SMALL sets' references). `revrand_rbf`,
 //! `revrand_ard`, `revrand_gm`: revrand on the same split ([`super::revrand`]; not the authors'
 //! code: they released none).
 //!
@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use anyhow::{bail, Result};
 use fastfood::fit::{standardise, ExactFit};
 use fastfood::{
-    fit_ard_family, fit_exact, fit_from_ard, Family, Fit, LbfgsSettings, Method, Protocol,
+    fit_ard_family, fit_exact_gp, fit_from_ard, Family, Fit, LbfgsSettings, Method, Protocol,
+    RadiusSampling,
 };
 use kernel_core::metrics::{mnlp, rmse};
 use kernel_core::Predictor;
@@ -84,7 +85,7 @@ impl RevrandFamily {
     }
 }
 
-/// A method of the study: the project's (`rbf`, `ard`, ..., `exact_ard`) or revrand's on the
+/// A method of the study: the project's (`rbf`, `ard`, ..., `exact_ard`, `exact_rbf`) or revrand's on the
 /// same split (`revrand_rbf`, `revrand_ard`, `revrand_gm`: [`super::revrand`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StudyMethod {
@@ -155,6 +156,9 @@ pub struct RegressionParams {
     /// shipped centred inputs as they are.
     #[serde(default = "default_true")]
     pub standardise: bool,
+    /// PWL's radii: `stratified` (the paper's i/m + ξ, default) or `iid` (PWL only).
+    #[serde(default)]
+    pub pwl_radii: RadiusSampling,
 }
 
 impl RegressionParams {
@@ -170,6 +174,7 @@ impl RegressionParams {
                 ..LbfgsSettings::default()
             },
             restarts: self.restarts,
+            pwl_radii: self.pwl_radii,
             ..Protocol::default()
         }
     }
@@ -340,7 +345,9 @@ impl Kind for FastfoodRegression {
     /// it too: with restarts > 1, m moved the exact GP's numbers.)
     fn stream(p: &RegressionParams) -> serde_json::Value {
         match p.method {
-            StudyMethod::Ours(Method::ExactArd) => serde_json::json!({ "exact": p.fit_key() }),
+            StudyMethod::Ours(Method::ExactArd | Method::ExactRbf) => {
+                serde_json::json!({ "exact": p.fit_key() })
+            }
             StudyMethod::Revrand(_) => crate::kinds::common::params::read_by(
                 p,
                 &[
@@ -362,7 +369,7 @@ impl Kind for FastfoodRegression {
         let iters = p.max_iterations.min(300) as f64;
         let n = p.max_train.unwrap_or(2000) as f64;
         match p.method {
-            StudyMethod::Ours(Method::ExactArd) => iters * n.powi(3) / 3e9,
+            StudyMethod::Ours(Method::ExactArd | Method::ExactRbf) => iters * n.powi(3) / 3e9,
             // revrand inverts the D x D posterior precision per evaluation, in Python.
             StudyMethod::Revrand(_) => 20.0 * iters * d.powi(3) / 1e9,
             _ => iters * n.min(d) * n.max(d) * d / 1e9,
@@ -473,8 +480,8 @@ fn regression(
         Exact(ExactFit),
     }
     let (fitted, init_seconds, fit_seconds) = match method {
-        Method::ExactArd => {
-            let f = fit_exact(xv, yv, &protocol, &ard_rng, &budget)?;
+        Method::ExactArd | Method::ExactRbf => {
+            let f = fit_exact_gp(method, xv, yv, &protocol, &ard_rng, &budget)?;
             (Fitted::Exact(f), 0.0, clock.cpu())
         }
         Method::Features(Family::Rbf) => {

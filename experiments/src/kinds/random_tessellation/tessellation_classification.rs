@@ -140,7 +140,8 @@ pub struct StudyParams {
     /// `manual` (α_k = alpha · n_k, default) or `code` (tess19's code).
     #[serde(default)]
     pub alpha_form: AlphaForm,
-    /// `half_diameter` (default, D2) or `exact_thinning`.
+    /// `half_diameter` (default, D2: tess19), `enclosing_ball` (the paper's Algorithm 2; the
+    /// configs' reference runs) or `exact_thinning`.
     #[serde(default)]
     pub cut_rate: CutRate,
     /// `inductive` (default, D3) or `transductive`.
