@@ -327,17 +327,6 @@ pub struct ExactFit {
     pub noise_floor: f64,
 }
 
-/// Fits the exact ARD GP (restarts as [`fit_ard_family`]).
-pub fn fit_exact<R: Rng>(
-    x: ArrayView2<f64>,
-    y: ArrayView1<f64>,
-    protocol: &Protocol,
-    rng_for: &dyn Fn(usize) -> R,
-    stop: &(dyn Fn(usize) -> bool + Sync),
-) -> Result<ExactFit, FastfoodError> {
-    fit_exact_gp(Method::ExactArd, x, y, protocol, rng_for, stop)
-}
-
 /// Fits the exact GP of `method` (`ExactArd`, or `ExactRbf`: one lengthscale shared by every
 /// input, θ = `[log(σ² − σ²_min), log σ_f², log ℓ]`, its gradient in log ℓ the sum of the ARD
 /// gradient's). The fit's θ is stored in the ARD form (ℓ repeated), so both predict alike.

@@ -35,8 +35,8 @@ pub mod spectra;
 pub use error::FastfoodError;
 pub use fastfood::FastfoodDraw;
 pub use fit::{
-    fit_ard_family, fit_exact, fit_exact_gp, fit_from_ard, objective, ExactPosterior,
-    FeaturePosterior, Fit, GaussianPrediction, Method, Protocol, RadiusSampling,
+    fit_ard_family, fit_exact_gp, fit_from_ard, objective, ExactPosterior, FeaturePosterior, Fit,
+    GaussianPrediction, Method, Protocol, RadiusSampling,
 };
 pub use kernels::{ArdPoint, Family, FeatureModel, KernelSpec};
 pub use optimise::{LbfgsSettings, Stop};
