@@ -6,6 +6,7 @@
 //!   [`StreamingRegressor`] (a predictor fed a stream), [`Classifier`] (fit on
 //!   [`LabelledRows`], predict test rows); all fallible;
 //! * [`error`]: [`CoreError`], the failures every crate shares, and the checks that raise them;
+//! * [`exp`]: `exp` of many arguments at once, vectorised, with the bits of glibc's `exp`;
 //! * [`params`]: checked parameters, validated once where they are made ([`Lifetime`]);
 //! * [`features`]: [`Features`] in blocks, one-hot or [`DenseFeatures`];
 //! * [`kernel`]: exact kernels (the Laplace kernel `exp(-λ‖x − x'‖₁)` that the Mondrian kernel,
@@ -30,6 +31,7 @@
 pub mod approximation;
 pub mod cg;
 pub mod error;
+pub mod exp;
 pub mod features;
 pub mod gp;
 pub mod kernel;

@@ -29,6 +29,10 @@ pub const REJECTION_TRIES: usize = 4;
 /// so that their loads overlap instead of each level waiting for the one before.
 const LANES: usize = 16;
 
+/// Trees with at most this many leaves map a block by bit vectors (QuickScorer, Lucchese et
+/// al., SIGIR 2015) instead of walks: one `u64` of candidate leaves per row.
+const BITVECTOR_LEAVES: usize = 64;
+
 /// One node of an [`IsolationTree`]: a split `x_attr < split` (left, node k + 1) with its right
 /// child `next`, or a leaf: `split` NaN, `attr` 0 and `next` = k itself, so that one more step
 /// of the walk (`x_0 < NaN` is false) stays on the leaf. 16 bytes, so a walk reads one cache
@@ -69,6 +73,22 @@ pub struct IsolationTree {
     max_attr: usize,
     /// Row numbers (in the data the tree was built from) of the subsample 𝒟_i, in draw order.
     sample: Vec<usize>,
+    /// With at most [`BITVECTOR_LEAVES`] leaves: the split nodes as bit vectors.
+    false_masks: Option<FalseMasks>,
+}
+
+/// The split nodes of a tree of at most 64 leaves for QuickScorer's traversal: per split node,
+/// its attribute, its split and the leaves a point that does *not* go left (`x_a < s` false)
+/// can still reach, as a bit mask over the leaf ids (all bits but those of the node's left
+/// subtree). A point's exit leaf is the lowest bit of the AND of the masks of its false nodes:
+/// that leaf is never cleared (a node clearing it would have sent the point left), and any leaf
+/// left of it is cleared by the nearest common ancestor of the two (where the point went
+/// right). The same comparisons as the walk, so the same leaves.
+#[derive(Debug, Clone, PartialEq)]
+struct FalseMasks {
+    attr: Vec<u32>,
+    split: Vec<f64>,
+    mask: Vec<u64>,
 }
 
 impl IsolationTree {
@@ -95,6 +115,7 @@ impl IsolationTree {
             n_leaves: 0,
             max_attr: 0,
             sample,
+            false_masks: None,
         };
         let mut stack = vec![Task {
             lo: 0,
@@ -151,7 +172,35 @@ impl IsolationTree {
                 }
             }
         }
+        tree.false_masks = tree.false_masks();
         tree
+    }
+
+    /// The bit vectors of a tree of at most [`BITVECTOR_LEAVES`] leaves, else `None`.
+    fn false_masks(&self) -> Option<FalseMasks> {
+        if self.n_leaves as usize > BITVECTOR_LEAVES {
+            return None;
+        }
+        // leaves_before[k]: the leaves among nodes 0..k (leaf ids follow the node order).
+        let mut leaves_before = Vec::with_capacity(self.nodes.len() + 1);
+        leaves_before.push(0u32);
+        for node in &self.nodes {
+            leaves_before.push(leaves_before.last().unwrap() + u32::from(node.is_leaf()));
+        }
+        let mut masks = FalseMasks {
+            attr: Vec::new(),
+            split: Vec::new(),
+            mask: Vec::new(),
+        };
+        for (k, node) in self.nodes.iter().enumerate().filter(|(_, n)| !n.is_leaf()) {
+            // The left subtree is nodes k + 1 .. next: leaves lo .. hi, 1 <= hi - lo < 64.
+            let (lo, hi) = (leaves_before[k + 1], leaves_before[node.next as usize]);
+            let left = ((1u64 << (hi - lo)) - 1) << lo;
+            masks.attr.push(node.attr);
+            masks.split.push(node.split);
+            masks.mask.push(!left);
+        }
+        Some(masks)
     }
 
     /// φ_i(x): the leaf id of the cell holding `x` (descend left while `x_a < s`). `x` must have
@@ -170,12 +219,15 @@ impl IsolationTree {
         self.leaf_ids[k]
     }
 
-    /// φ_i of a block of dense rows: row r is `block[r·dim .. (r+1)·dim]` (dim = the tree's
-    /// dimension, the block a whole number of groups of [`LANES`] rows), and the leaf id of
-    /// each of its first `rows` rows goes to `out[r·stride]` (the others are padding). The same
-    /// leaves as [`Self::leaf_of`] (the same comparisons), walked [`LANES`] rows at a time:
-    /// each step moves every lane one level down with a conditional move instead of a branch
-    /// (a lane on a leaf stays there), until a step moves none.
+    /// φ_i of a block of dense rows, in groups of [`LANES`] rows stored column by column:
+    /// attribute a of row r is `block[g·LANES·dim + a·LANES + l]` with r = g·LANES + l (dim =
+    /// the tree's dimension, the block a whole number of groups). The leaf id of each of its
+    /// first `rows` rows goes to `out[r·stride]` (the others are padding). The same leaves as
+    /// [`Self::leaf_of`] (the same comparisons): a tree of at most [`BITVECTOR_LEAVES`] leaves
+    /// by its [`FalseMasks`], every split node tested on [`LANES`] rows at once with the
+    /// processor's vectors; a larger one walked [`LANES`] rows at a time, each step moving
+    /// every lane one level down with a conditional move instead of a branch (a lane on a leaf
+    /// stays there), until a step moves none.
     pub(crate) fn leaves_of_block(
         &self,
         block: &[f64],
@@ -190,6 +242,9 @@ impl IsolationTree {
                 && rows * dim <= block.len(),
             "internal error: a block of rows narrower than the tree, or not whole groups"
         );
+        if let Some(masks) = &self.false_masks {
+            return masks.leaves_of_block(block, dim, rows, out, stride);
+        }
         let nodes = self.nodes.as_ptr();
         for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
             let first = g * LANES;
@@ -204,10 +259,10 @@ impl IsolationTree {
                     // SAFETY: k is a node index (the root, or a `next` or k + 1 of a split,
                     // which the build makes valid nodes; a leaf's `next` is itself), and every
                     // attribute is below dim (`max_attr` < dim, asserted above), so both reads
-                    // are inside `nodes` and inside row `lane` of this group of LANES rows.
+                    // are inside `nodes` and inside this group of LANES rows of dim columns.
                     let (node, x) = unsafe {
                         let node = *nodes.add(*k);
-                        (node, *group.add(lane * dim + node.attr as usize))
+                        (node, *group.add(node.attr as usize * LANES + lane))
                     };
                     // A conditional move, not a jump that would mispredict half the time.
                     let next =
@@ -276,6 +331,85 @@ pub(crate) fn leaves_into<P: Point>(trees: &[IsolationTree], x: &P, dim: usize, 
     }
 }
 
+impl FalseMasks {
+    /// [`IsolationTree::leaves_of_block`] of a tree with these masks (its checks done),
+    /// compiled for the widest vector unit the processor has (comparisons and ANDs only: the
+    /// same bits at any width).
+    fn leaves_of_block(
+        &self,
+        block: &[f64],
+        dim: usize,
+        rows: usize,
+        out: &mut [u32],
+        stride: usize,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the processor has AVX-512F (checked just above).
+                return unsafe { exit_leaves_avx512(self, block, dim, rows, out, stride) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2 (checked just above).
+                return unsafe { exit_leaves_avx2(self, block, dim, rows, out, stride) };
+            }
+        }
+        exit_leaves(self, block, dim, rows, out, stride)
+    }
+}
+
+/// [`exit_leaves`] compiled with a target feature (called only where the processor has it).
+macro_rules! exit_leaves_with {
+    ($name:ident, $feature:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        fn $name(
+            masks: &FalseMasks,
+            block: &[f64],
+            dim: usize,
+            rows: usize,
+            out: &mut [u32],
+            stride: usize,
+        ) {
+            exit_leaves(masks, block, dim, rows, out, stride)
+        }
+    };
+}
+
+exit_leaves_with!(exit_leaves_avx512, "avx512f");
+exit_leaves_with!(exit_leaves_avx2, "avx2");
+
+/// The exit leaves of the rows of `block` (laid out as [`IsolationTree::leaves_of_block`]
+/// says) by QuickScorer: per group of [`LANES`] rows, one candidate set per row, ANDed with
+/// the mask of every split node the row does not pass left; the exit leaf is its lowest bit.
+#[inline(always)]
+fn exit_leaves(
+    masks: &FalseMasks,
+    block: &[f64],
+    dim: usize,
+    rows: usize,
+    out: &mut [u32],
+    stride: usize,
+) {
+    for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
+        let first = g * LANES;
+        if first >= rows {
+            break;
+        }
+        let mut leaves = [u64::MAX; LANES];
+        for ((&a, &s), &m) in masks.attr.iter().zip(&masks.split).zip(&masks.mask) {
+            let a = a as usize * LANES;
+            let column: &[f64; LANES] = group[a..a + LANES].try_into().unwrap();
+            for (leaves, &x) in leaves.iter_mut().zip(column) {
+                *leaves &= if x < s { u64::MAX } else { m };
+            }
+        }
+        for (lane, leaves) in leaves.iter().enumerate().take(rows - first) {
+            out[(first + lane) * stride] = leaves.trailing_zeros();
+        }
+    }
+}
+
 /// Bytes of densified rows walked through each tree before the next tree: the block stays in
 /// L1 beside a tree of up to ψ = 1024 leaves.
 const BLOCK_BYTES: usize = 64 * 1024;
@@ -300,10 +434,15 @@ pub(crate) fn leaves_of_rows(trees: &[IsolationTree], rows: Rows, ids: &[usize],
     // Whole groups of LANES rows; the last block's padding rows stay 0 (walked, not written).
     let per_block = (BLOCK_BYTES / (8 * dim * LANES)).max(1) * LANES;
     let mut block = vec![0.0; per_block * dim];
+    let mut row = vec![0.0; dim];
     for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
         let block = &mut block[..ids.len().div_ceil(LANES) * LANES * dim];
-        for (x, &i) in block.chunks_exact_mut(dim).zip(ids) {
-            rows.dense_row(i, x);
+        for (p, &i) in ids.iter().enumerate() {
+            rows.dense_row(i, &mut row);
+            let (group, lane) = (p / LANES * LANES * dim, p % LANES);
+            for (a, &v) in row.iter().enumerate() {
+                block[group + a * LANES + lane] = v;
+            }
         }
         for (b, tree) in trees.iter().enumerate() {
             tree.leaves_of_block(block, dim, ids.len(), &mut out[b..], t);
@@ -503,6 +642,48 @@ mod tests {
                 leaves_of_rows(&trees, rows, &ids, &mut out);
                 assert_eq!(out, expected);
             }
+        }
+    }
+
+    /// The bit vectors (trees of at most 64 leaves) and the walk (larger trees) give the
+    /// reference walk's leaves on a block, at the edges of the bit vector: trees of exactly 63,
+    /// 64 and 65 leaves (full isolation of distinct points), a single leaf, and rows with
+    /// values equal to the splits.
+    #[test]
+    fn bit_vectors_and_walks_agree_with_the_reference_walk_at_64_leaves() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let d = 5;
+        // Values on a coarse grid, so that many rows sit exactly on a split.
+        let x = Array2::from_shape_fn((300, d), |_| f64::from(rng.random_range(0..12u8)) / 4.0);
+        let mut trees = Vec::new();
+        for (psi, seed) in [(63, 1), (64, 2), (65, 3), (1, 4)] {
+            let mut sample = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..x.nrows() {
+                let key: Vec<u64> = x.row(i).iter().map(|v| v.to_bits()).collect();
+                if sample.len() < psi && seen.insert(key) {
+                    sample.push(i);
+                }
+            }
+            let points: Vec<ArrayView1<f64>> = sample.iter().map(|&i| x.row(i)).collect();
+            let tree =
+                IsolationTree::build(&points, sample, None, &mut ChaCha8Rng::seed_from_u64(seed));
+            assert_eq!(tree.n_leaves(), psi);
+            assert_eq!(tree.false_masks.is_some(), psi <= BITVECTOR_LEAVES);
+            trees.push(tree);
+        }
+        // Splits are drawn in (min, max]: put some rows exactly on them.
+        let mut x = x;
+        for (i, node) in trees[1].nodes.iter().filter(|n| !n.is_leaf()).enumerate() {
+            x[[i, node.attr as usize]] = node.split;
+        }
+        let ids: Vec<usize> = (0..x.nrows()).rev().collect();
+        let mut out = vec![u32::MAX; ids.len() * trees.len()];
+        leaves_of_rows(&trees, Rows::Dense(x.view()), &ids, &mut out);
+        for (o, &i) in out.chunks_exact(trees.len()).zip(&ids) {
+            let row = x.row(i).to_vec();
+            let expected: Vec<u32> = trees.iter().map(|t| reference_leaf(t, 0, &row)).collect();
+            assert_eq!(o, &expected[..]);
         }
     }
 

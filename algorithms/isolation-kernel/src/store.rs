@@ -17,6 +17,8 @@
 //! gives the same difference as +0 whenever the other value is non-zero. exp(−γ·s) is then
 //! computed per row as before.
 
+use kernel_core::exp::exp_in_place;
+
 use crate::input::Row;
 use crate::ogd_kernel::{OgdKernel, StoredRow};
 
@@ -158,12 +160,15 @@ fn dense_kernels(
     mut f: impl FnMut(usize, f64),
 ) {
     debug_assert_eq!(x.len(), dim);
-    for (b, block) in blocks.chunks_exact(dim * LANES).enumerate() {
-        let s = block_distances(block, x, h);
-        let lanes = (len - b * LANES).min(LANES);
-        for (k, &sk) in s[..lanes].iter().enumerate() {
-            f(b * LANES + k, (-gamma * sk).exp());
-        }
+    // −γ·s_j of every row, then their exps at once (kernel-core's vectorised exp: glibc's bits).
+    let mut k = Vec::with_capacity(len.next_multiple_of(LANES));
+    for block in blocks.chunks_exact(dim * LANES) {
+        k.extend(block_distances(block, x, h).map(|sk| -gamma * sk));
+    }
+    k.truncate(len);
+    exp_in_place(&mut k);
+    for (j, &kj) in k.iter().enumerate() {
+        f(j, kj);
     }
 }
 

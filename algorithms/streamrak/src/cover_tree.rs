@@ -126,6 +126,17 @@ pub struct DampedCoverTree {
     monitor: LevelMonitor,
     /// Levels that became landmark-ready and were not yet taken.
     newly_ready: Vec<usize>,
+    /// Buffers reused by every insertion (no allocation per point).
+    scratch: Scratch,
+}
+
+/// The working lists of one insertion, kept between insertions.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    path: Vec<usize>,
+    order: Vec<usize>,
+    stack: Vec<usize>,
+    neighbours: Vec<usize>,
 }
 
 impl DampedCoverTree {
@@ -162,6 +173,7 @@ impl DampedCoverTree {
             offered: 0,
             monitor: LevelMonitor::new(LevelParams::default_config()),
             newly_ready: Vec::new(),
+            scratch: Scratch::default(),
         })
     }
 
@@ -250,22 +262,48 @@ impl DampedCoverTree {
             return Ok(Insertion::Dropped);
         }
         // 2. Descend through the balls that contain x.
-        let mut path = vec![0usize];
+        let path = self.descend(x, rng);
+        let inserted = self.settle(&path, x, y, rng);
+        self.scratch.path = path;
+        Ok(inserted)
+    }
+
+    /// The path from the root through the first ball (in random order when the parameters say
+    /// so) that contains `x` at each level.
+    fn descend<R: Rng + ?Sized>(&mut self, x: &[f64], rng: &mut R) -> Vec<usize> {
+        let mut path = std::mem::take(&mut self.scratch.path);
+        let mut order = std::mem::take(&mut self.scratch.order);
+        path.clear();
+        path.push(0);
         loop {
             let node = *path.last().expect("non-empty");
-            let mut order = self.nodes[node].children.clone();
+            order.clear();
+            order.extend_from_slice(&self.nodes[node].children);
             if self.params.random_child_order {
                 order.shuffle(rng);
             }
             match order
-                .into_iter()
+                .iter()
+                .copied()
                 .find(|&c| self.distance(c, x) <= self.nodes[c].radius)
             {
                 Some(c) => path.push(c),
                 None => break,
             }
         }
-        for &k in &path {
+        self.scratch.order = order;
+        path
+    }
+
+    /// Steps 2 (the visits) to 5 of an insertion whose descent took `path`.
+    fn settle<R: Rng + ?Sized>(
+        &mut self,
+        path: &[usize],
+        x: &[f64],
+        y: &[f64],
+        rng: &mut R,
+    ) -> Insertion {
+        for &k in path {
             self.nodes[k].visits += 1;
             self.monitor.observe(self.nodes[k].level, true);
         }
@@ -273,14 +311,14 @@ impl DampedCoverTree {
         // 3. Separation against the level the point would join (skipped below the root).
         if leaf != 0 && self.occupied_near(leaf, x, rng) {
             self.occupied += 1;
-            return Ok(Insertion::Occupied);
+            return Insertion::Occupied;
         }
         // 4. Damping.
         if path.len() == 1 {
             // The authors' code does not update the level-1 statistic here.
             let node = self.add_child(0, x, y);
             self.check_levels();
-            return Ok(Insertion::Added { node, level: 1 });
+            return Insertion::Added { node, level: 1 };
         }
         let parent = path[path.len() - 2];
         let alpha = self.params.alpha;
@@ -291,10 +329,10 @@ impl DampedCoverTree {
             }
             self.monitor.observe(self.nodes[node].level, false);
             self.check_levels();
-            Ok(Insertion::Added {
+            Insertion::Added {
                 node,
                 level: self.nodes[node].level,
-            })
+            }
         } else {
             let p = &mut self.nodes[parent];
             p.cf = (1.0 - alpha) * p.cf + alpha;
@@ -305,20 +343,23 @@ impl DampedCoverTree {
                 self.saturated_per_level[level] += 1;
                 self.check_levels();
             }
-            Ok(Insertion::Hit {
+            Insertion::Hit {
                 node: parent,
                 saturated: latched,
-            })
+            }
         }
     }
 
     /// Whether `x` conflicts with a child of a node at `leaf`'s level (its neighbours, found from
     /// the root through the relaxed checks with radius radius(c) + r₀/2^{lvl+1}).
-    fn occupied_near<R: Rng + ?Sized>(&self, leaf: usize, x: &[f64], rng: &mut R) -> bool {
+    fn occupied_near<R: Rng + ?Sized>(&mut self, leaf: usize, x: &[f64], rng: &mut R) -> bool {
         let level = self.nodes[leaf].level;
         let margin = self.params.r0 / f64::powi(2.0, level as i32 + 1);
-        let mut neighbours = Vec::new();
-        let mut stack = vec![0usize];
+        let mut neighbours = std::mem::take(&mut self.scratch.neighbours);
+        let mut stack = std::mem::take(&mut self.scratch.stack);
+        neighbours.clear();
+        stack.clear();
+        stack.push(0);
         while let Some(k) = stack.pop() {
             for &c in &self.nodes[k].children {
                 if self.conflicts(c, self.nodes[c].radius + margin, x, rng) {
@@ -332,12 +373,15 @@ impl DampedCoverTree {
                 }
             }
         }
-        neighbours.into_iter().any(|n| {
+        let occupied = neighbours.iter().any(|&n| {
             self.nodes[n]
                 .children
                 .iter()
                 .any(|&c| self.conflicts(c, self.nodes[c].radius, x, rng))
-        })
+        });
+        self.scratch.neighbours = neighbours;
+        self.scratch.stack = stack;
+        occupied
     }
 
     fn add_child(&mut self, parent: usize, x: &[f64], y: &[f64]) -> usize {

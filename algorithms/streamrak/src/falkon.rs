@@ -7,7 +7,7 @@
 use kernel_core::cg::{identity, try_conjugate_gradient_lockstep, CgOptions, CgStop};
 use kernel_core::error::{at_least_one, non_negative, positive};
 use kernel_core::{CoreError, Predictor};
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
 use ndarray_linalg::{CholeskyInto, Diag, SolveTriangular, UPLO};
 
 use crate::band::BandedExpansion;
@@ -161,15 +161,24 @@ pub fn solve_with(
     let a = tt
         .cholesky_into(UPLO::Upper)
         .map_err(linalg("Cholesky factorisation of T T^T / m + lambda I"))?;
-    // Triangular solves: x = U⁻¹ v and x = U⁻ᵀ v for an upper U.
-    let inv = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        u.solve_triangular(UPLO::Upper, Diag::NonUnit, v)
+    // Triangular solves: x = U⁻¹ v and x = U⁻ᵀ v for an upper U, given U and Uᵀ in the
+    // column-major layout LAPACK reads (converted once here instead of at every solve: the
+    // same matrices, so the same LAPACK calls and bits).
+    let column_major = |u: ArrayView2<f64>| {
+        let mut f = Array2::zeros(u.raw_dim().f());
+        f.assign(&u);
+        f
+    };
+    let (t_upper, t_lower) = (column_major(t.view()), column_major(t.t()));
+    let (a_upper, a_lower) = (column_major(a.view()), column_major(a.t()));
+    let (t, a) = ((&t_upper, &t_lower), (&a_upper, &a_lower));
+    type Factor<'a> = (&'a Array2<f64>, &'a Array2<f64>);
+    let inv = |u: Factor, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        u.0.solve_triangular(UPLO::Upper, Diag::NonUnit, v)
             .map_err(linalg("triangular solve"))
     };
-    let inv_t = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        u.t()
-            .to_owned()
-            .solve_triangular(UPLO::Lower, Diag::NonUnit, v)
+    let inv_t = |u: Factor, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        u.1.solve_triangular(UPLO::Lower, Diag::NonUnit, v)
             .map_err(linalg("triangular solve"))
     };
     // W v = (1/n) A⁻ᵀ (T⁻ᵀ KᵀK T⁻¹ A⁻¹ v + nλ A⁻¹ v), for the directions of every running
@@ -178,14 +187,14 @@ pub fn solve_with(
         let mut avs = Vec::with_capacity(vs.len());
         let mut us = Vec::with_capacity(vs.len());
         for v in vs {
-            let av = inv(&a, &Array1::from(v.to_vec()))?;
-            us.push(inv(&t, &av)?);
+            let av = inv(a, &Array1::from(v.to_vec()))?;
+            us.push(inv(t, &av)?);
             avs.push(av);
         }
         let ktk_us = ktk(&us)?;
         for ((av, ku), out) in avs.iter().zip(&ktk_us).zip(outs.iter_mut()) {
-            let inner = inv_t(&t, ku)? + &(av * (nf * p.lambda));
-            let wv = inv_t(&a, &inner)? / nf;
+            let inner = inv_t(t, ku)? + &(av * (nf * p.lambda));
+            let wv = inv_t(a, &inner)? / nf;
             out.copy_from_slice(wv.as_slice().expect("contiguous"));
         }
         Ok(())
@@ -196,7 +205,7 @@ pub fn solve_with(
     let mut bs = Vec::with_capacity(z.ncols());
     for zc in z.axis_iter(Axis(1)) {
         let zbar: Array1<f64> = zc.to_owned() / nf;
-        bs.push(inv_t(&a, &inv_t(&t, &zbar)?)?.to_vec());
+        bs.push(inv_t(a, &inv_t(t, &zbar)?)?.to_vec());
     }
     let mut betas = vec![vec![0.0; m]; bs.len()];
     let options = CgOptions {
@@ -218,7 +227,7 @@ pub fn solve_with(
     )?;
     let mut alpha = Array2::zeros((m, z.ncols()));
     for (col, beta) in betas.into_iter().enumerate() {
-        let x = inv(&t, &inv(&a, &Array1::from(beta))?)?;
+        let x = inv(t, &inv(a, &Array1::from(beta))?)?;
         alpha.slice_mut(s![.., col]).assign(&x);
     }
     Ok(alpha)

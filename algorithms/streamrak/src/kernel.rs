@@ -1,9 +1,10 @@
 //! The Gaussian kernel of every level, FALKON and LP-KRR: k_r(a, b) = exp(−‖a − b‖² / (2r²)).
 
+use kernel_core::exp::exp_in_place;
 use ndarray::{Array2, ArrayView2};
 
-/// Below this, exp(x) is exactly 0.0 in double precision (the kernel returns 0.0 without
-/// calling exp; the statistics' banded accumulation derives its reach from it).
+/// Below this, exp(x) is exactly 0.0 in double precision (the statistics' banded accumulation
+/// derives its reach from it).
 pub(crate) const UNDERFLOW: f64 = -745.2;
 
 /// The Gaussian kernel matrix exp(−‖a_i − b_j‖² / (2r²)) of the rows of `a` and `b`.
@@ -48,11 +49,11 @@ pub(crate) fn kernel_row(x: &[f64], b: &[f64], scale: f64, out: &mut [f64]) {
         for (u, v) in x.iter().zip(bj) {
             d2 += (u - v) * (u - v);
         }
-        let e = scale * d2;
-        // exp underflows to exactly 0 below −745.2: skip the call (most entries at fine
-        // levels).
-        *o = if e < UNDERFLOW { 0.0 } else { e.exp() };
+        *o = scale * d2;
     }
+    // glibc's exp a row at a time, vectorised (kernel-core's `exp`: 0.0 below UNDERFLOW without
+    // evaluating, as exp would give).
+    exp_in_place(out);
 }
 
 #[cfg(test)]
