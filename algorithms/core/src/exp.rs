@@ -1,6 +1,6 @@
 //! `exp` of many arguments at once, vectorised, with the bits of glibc's `exp` (2.28 and later,
 //! the variant it runs on processors with FMA): the Gaussian kernels of StreaMRAK and its
-//! baselines.
+//! baselines, and of the Isolation Kernel paper's kernel OGD.
 //!
 //! glibc's `exp` (from Arm's optimized-routines) writes x = k·ln2/N + r with N = 128, |r| ≤
 //! ln2/2N, and returns 2^(k/N)·(1 + tail + r + r²(C2 + rC3) + r⁴(C4 + rC5)), 2^(k/N) read from a
@@ -11,8 +11,9 @@
 //! every result in its main range, 2^−54 ≤ |x| < 512, has glibc's bits, and so has every result
 //! for x from −512 down (glibc's special case, subnormal results included, and 0.0 below
 //! −745.2); the other arguments (exp above 2^738, |x| < 2^−54, NaN) go to the standard
-//! library's `exp`, one at a time. Compiled with AVX-512 or AVX2 and FMA where the processor has them (the table look-ups
-//! become gathers); without FMA every argument goes to the standard library.
+//! library's `exp`, one at a time. Compiled with AVX-512 or AVX2 and FMA where the processor has
+//! them (the table look-ups become gathers); without FMA every argument goes to the standard
+//! library.
 
 /// N / ln 2.
 const INV_LN2_N: f64 = f64::from_bits(0x4067_1547_652b_82fe);
