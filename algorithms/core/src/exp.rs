@@ -178,33 +178,17 @@ fn exp_generic(x: &mut [f64]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-unsafe fn exp_avx512(x: &mut [f64]) {
-    exp_generic(x)
+crate::widest_vectors! {
+    /// `x[k] = exp(x[k])` for every k: glibc's bits (see the module docs).
+    pub fn exp_in_place(x: &mut [f64]);
+    body exp_generic;
+    tier exp_avx512 = "avx512f,fma" if "avx512f", "fma";
+    tier exp_avx2 = "avx2,fma" if "avx2", "fma";
+    fallback exp_std;
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn exp_avx2(x: &mut [f64]) {
-    exp_generic(x)
-}
-
-/// `x[k] = exp(x[k])` for every k: glibc's bits (see the module docs).
-pub fn exp_in_place(x: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("fma") {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the processor supports AVX-512F and FMA.
-                return unsafe { exp_avx512(x) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the processor supports AVX2 and FMA.
-                return unsafe { exp_avx2(x) };
-            }
-        }
-    }
+/// The standard library's `exp` of every argument (without FMA).
+fn exp_std(x: &mut [f64]) {
     for x in x.iter_mut() {
         *x = x.exp();
     }

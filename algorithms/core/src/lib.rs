@@ -7,6 +7,8 @@
 //!   [`LabelledRows`], predict test rows); all fallible;
 //! * [`error`]: [`CoreError`], the failures every crate shares, and the checks that raise them;
 //! * [`exp`]: `exp` of many arguments at once, vectorised, with the bits of glibc's `exp`;
+//! * [`vectors`]: [`widest_vectors!`], one body compiled for the widest vector unit the processor
+//!   has (runtime dispatch);
 //! * [`params`]: checked parameters, validated once where they are made ([`Lifetime`]);
 //! * [`features`]: [`Features`] in blocks, one-hot or [`DenseFeatures`];
 //! * [`kernel`]: exact kernels (the Laplace kernel `exp(-λ‖x − x'‖₁)` that the Mondrian kernel,
@@ -44,6 +46,7 @@ pub mod params;
 pub mod ridge;
 pub mod sgd;
 pub mod trig;
+pub mod vectors;
 pub mod width_search;
 
 pub use error::CoreError;

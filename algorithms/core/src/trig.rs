@@ -82,33 +82,14 @@ fn sin_cos_generic(x: &[f64], sin: &mut [f64], cos: &mut [f64]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn sin_cos_avx512(x: &[f64], sin: &mut [f64], cos: &mut [f64]) {
-    sin_cos_generic(x, sin, cos)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sin_cos_avx2(x: &[f64], sin: &mut [f64], cos: &mut [f64]) {
-    sin_cos_generic(x, sin, cos)
-}
-
-/// `sin[k] = sin(x[k])`, `cos[k] = cos(x[k])` (each within 1 ulp of glibc's) for
-/// `k < min(len)`.
-pub fn sin_cos(x: &[f64], sin: &mut [f64], cos: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor supports AVX-512F.
-            return unsafe { sin_cos_avx512(x, sin, cos) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2.
-            return unsafe { sin_cos_avx2(x, sin, cos) };
-        }
-    }
-    sin_cos_generic(x, sin, cos)
+crate::widest_vectors! {
+    /// `sin[k] = sin(x[k])`, `cos[k] = cos(x[k])` (each within 1 ulp of glibc's) for
+    /// `k < min(len)`.
+    pub fn sin_cos(x: &[f64], sin: &mut [f64], cos: &mut [f64]);
+    body sin_cos_generic;
+    tier sin_cos_avx512 = "avx512f" if "avx512f";
+    tier sin_cos_avx2 = "avx2" if "avx2";
+    fallback sin_cos_generic;
 }
 
 #[cfg(test)]

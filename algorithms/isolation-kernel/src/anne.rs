@@ -185,52 +185,23 @@ impl BlockNonzeros {
     }
 }
 
-/// [`Voronoi::cells_of_block`] with dense centres `m` (d × ψ), compiled for the widest vector
-/// unit the processor has (the same operations in the same order at any width: no fused
-/// multiply-add, so the same bits).
-fn nearest_dense(
-    m: &[f64],
-    sq_norms: &[f64],
-    block: &BlockNonzeros,
-    dots: &mut [f64],
-    out: &mut [u32],
-    stride: usize,
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor has AVX-512F (checked just above).
-            return unsafe { nearest_dense_avx512(m, sq_norms, block, dots, out, stride) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2 (checked just above).
-            return unsafe { nearest_dense_avx2(m, sq_norms, block, dots, out, stride) };
-        }
-    }
-    nearest_dense_generic(m, sq_norms, block, dots, out, stride)
+kernel_core::widest_vectors! {
+    /// [`Voronoi::cells_of_block`] with dense centres `m` (d × ψ), compiled for the widest vector
+    /// unit the processor has (the same operations in the same order at any width: no fused
+    /// multiply-add, so the same bits).
+    fn nearest_dense(
+        m: &[f64],
+        sq_norms: &[f64],
+        block: &BlockNonzeros,
+        dots: &mut [f64],
+        out: &mut [u32],
+        stride: usize,
+    );
+    body nearest_dense_generic;
+    tier nearest_dense_avx512 = "avx512f" if "avx512f";
+    tier nearest_dense_avx2 = "avx2" if "avx2";
+    fallback nearest_dense_generic;
 }
-
-/// [`nearest_dense_generic`] compiled with a target feature (called only where the processor
-/// has it).
-macro_rules! nearest_dense_with {
-    ($name:ident, $feature:literal) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $feature)]
-        fn $name(
-            m: &[f64],
-            sq_norms: &[f64],
-            block: &BlockNonzeros,
-            dots: &mut [f64],
-            out: &mut [u32],
-            stride: usize,
-        ) {
-            nearest_dense_generic(m, sq_norms, block, dots, out, stride)
-        }
-    };
-}
-
-nearest_dense_with!(nearest_dense_avx512, "avx512f");
-nearest_dense_with!(nearest_dense_avx2, "avx2");
 
 /// [`nearest_centre`] of every row of `block` into `out[r·stride]`.
 #[inline(always)]

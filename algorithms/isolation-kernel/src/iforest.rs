@@ -243,7 +243,7 @@ impl IsolationTree {
             "internal error: a block of rows narrower than the tree, or not whole groups"
         );
         if let Some(masks) = &self.false_masks {
-            return masks.leaves_of_block(block, dim, rows, out, stride);
+            return masked_leaves_of_block(masks, block, dim, rows, out, stride);
         }
         let nodes = self.nodes.as_ptr();
         for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
@@ -331,53 +331,23 @@ pub(crate) fn leaves_into<P: Point>(trees: &[IsolationTree], x: &P, dim: usize, 
     }
 }
 
-impl FalseMasks {
-    /// [`IsolationTree::leaves_of_block`] of a tree with these masks (its checks done),
+kernel_core::widest_vectors! {
+    /// [`IsolationTree::leaves_of_block`] of a tree with masks `masks` (its checks done),
     /// compiled for the widest vector unit the processor has (comparisons and ANDs only: the
     /// same bits at any width).
-    fn leaves_of_block(
-        &self,
+    fn masked_leaves_of_block(
+        masks: &FalseMasks,
         block: &[f64],
         dim: usize,
         rows: usize,
         out: &mut [u32],
         stride: usize,
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the processor has AVX-512F (checked just above).
-                return unsafe { exit_leaves_avx512(self, block, dim, rows, out, stride) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the processor has AVX2 (checked just above).
-                return unsafe { exit_leaves_avx2(self, block, dim, rows, out, stride) };
-            }
-        }
-        exit_leaves(self, block, dim, rows, out, stride)
-    }
+    );
+    body exit_leaves;
+    tier exit_leaves_avx512 = "avx512f" if "avx512f";
+    tier exit_leaves_avx2 = "avx2" if "avx2";
+    fallback exit_leaves;
 }
-
-/// [`exit_leaves`] compiled with a target feature (called only where the processor has it).
-macro_rules! exit_leaves_with {
-    ($name:ident, $feature:literal) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = $feature)]
-        fn $name(
-            masks: &FalseMasks,
-            block: &[f64],
-            dim: usize,
-            rows: usize,
-            out: &mut [u32],
-            stride: usize,
-        ) {
-            exit_leaves(masks, block, dim, rows, out, stride)
-        }
-    };
-}
-
-exit_leaves_with!(exit_leaves_avx512, "avx512f");
-exit_leaves_with!(exit_leaves_avx2, "avx2");
 
 /// The exit leaves of the rows of `block` (laid out as [`IsolationTree::leaves_of_block`]
 /// says) by QuickScorer: per group of [`LANES`] rows, one candidate set per row, ANDed with

@@ -111,12 +111,20 @@ impl BandedExpansion {
             let sorted = self.sorted.as_slice().expect("standard layout");
             kernel_row(x, &sorted[lo * d..hi * d], self.scale, k);
         }
-        let alpha = self.alpha.as_slice().expect("standard layout");
-        out.fill(0.0);
-        for (j, &kj) in k.iter().enumerate() {
-            if kj != 0.0 {
-                for (o, a) in out.iter_mut().zip(&alpha[(lo + j) * p..(lo + j + 1) * p]) {
-                    *o += kj * a;
+        let alpha = &self.alpha.as_slice().expect("standard layout")[lo * p..hi * p];
+        match p {
+            1 => window_sum::<1>(k, alpha, out),
+            2 => window_sum::<2>(k, alpha, out),
+            3 => window_sum::<3>(k, alpha, out),
+            4 => window_sum::<4>(k, alpha, out),
+            _ => {
+                out.fill(0.0);
+                for (kj, a) in k.iter().zip(alpha.chunks_exact(p)) {
+                    if *kj != 0.0 {
+                        for (o, a) in out.iter_mut().zip(a) {
+                            *o += kj * a;
+                        }
+                    }
                 }
             }
         }
@@ -135,6 +143,22 @@ impl BandedExpansion {
         }
         out
     }
+}
+
+/// `out = Σ_j k_j α_j` over the window's rows of α (P values each), the terms in order from 0,
+/// skipping the zero entries: the sums of P targets kept in registers (a sum kept in `out`
+/// would pass through memory at every term: a store-to-load chain of about twice an add's
+/// latency); the same additions in the same order, so the same bits.
+fn window_sum<const P: usize>(k: &[f64], alpha: &[f64], out: &mut [f64]) {
+    let mut sum = [0.0; P];
+    for (kj, a) in k.iter().zip(alpha.chunks_exact(P)) {
+        if *kj != 0.0 {
+            for (s, a) in sum.iter_mut().zip(a) {
+                *s += kj * a;
+            }
+        }
+    }
+    out.copy_from_slice(&sum);
 }
 
 #[cfg(test)]

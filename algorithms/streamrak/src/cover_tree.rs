@@ -11,6 +11,7 @@ use std::f64::consts::PI;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
+use crate::child_blocks::ChildBlocks;
 use crate::error::{check_finite_point, StreamError};
 use crate::levels::{draw_landmarks, LevelMonitor, LevelParams};
 
@@ -79,13 +80,21 @@ pub fn p_ignore(ratio: f64, hardness: f64) -> f64 {
     }
 }
 
+/// The Euclidean distance between two points (the sum of squares in coordinate order).
+fn euclidean(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(c, v)| (c - v) * (c - v))
+        .sum::<f64>()
+        .sqrt()
+}
+
 /// One ball of the tree.
 #[derive(Debug, Clone, PartialEq)]
 struct Node {
     radius: f64,
     level: usize,
     parent: Option<usize>,
-    children: Vec<usize>,
     /// Covering fraction, a running average of hits (1) and misses (0).
     cf: f64,
     /// Latched once cf exceeds D_cf.
@@ -113,6 +122,10 @@ pub struct DampedCoverTree {
     dim: usize,
     target_dim: usize,
     nodes: Vec<Node>,
+    /// The children of every node with their centres, for the descent and the checks.
+    kids: ChildBlocks,
+    /// The radius of level l: r₀ halved l times (every node's radius, exactly).
+    radii: Vec<f64>,
     /// Centre of node k: `centres[k·d..(k+1)·d]`.
     centres: Vec<f64>,
     /// Target of node k's centre: `targets[k·p..(k+1)·p]`.
@@ -135,7 +148,9 @@ pub struct DampedCoverTree {
 struct Scratch {
     path: Vec<usize>,
     order: Vec<usize>,
-    stack: Vec<usize>,
+    chunks: Vec<usize>,
+    /// Nodes to visit, with their levels.
+    stack: Vec<(usize, usize)>,
     neighbours: Vec<usize>,
 }
 
@@ -151,6 +166,8 @@ impl DampedCoverTree {
             });
         }
         check_finite_point(root, target, 0)?;
+        let mut kids = ChildBlocks::new(root.len());
+        kids.add_node();
         Ok(Self {
             params,
             dim: root.len(),
@@ -159,11 +176,12 @@ impl DampedCoverTree {
                 radius: params.r0,
                 level: 0,
                 parent: None,
-                children: Vec::new(),
                 cf: 0.0,
                 saturated: false,
                 visits: 0,
             }],
+            kids,
+            radii: vec![params.r0],
             centres: root.to_vec(),
             targets: target.to_vec(),
             nodes_per_level: vec![1],
@@ -215,18 +233,21 @@ impl DampedCoverTree {
     }
 
     fn distance(&self, k: usize, x: &[f64]) -> f64 {
-        self.centre(k)
-            .iter()
-            .zip(x)
-            .map(|(c, v)| (c - v) * (c - v))
-            .sum::<f64>()
-            .sqrt()
+        euclidean(self.centre(k), x)
     }
 
-    /// Whether a separation check of `x` against a ball of radius `rho` around node `k`'s
-    /// centre counts as a conflict (drawn with probability 1 − p_ignore).
-    fn conflicts<R: Rng + ?Sized>(&self, k: usize, rho: f64, x: &[f64], rng: &mut R) -> bool {
-        let d = self.distance(k, x);
+    /// Whether a separation check of `x` against a ball of radius `rho` around the centre of
+    /// the child in `slot` of `chunk` counts as a conflict (drawn with probability
+    /// 1 − p_ignore).
+    fn conflicts<R: Rng + ?Sized>(
+        &self,
+        chunk: usize,
+        slot: usize,
+        rho: f64,
+        x: &[f64],
+        rng: &mut R,
+    ) -> bool {
+        let d = self.kids.distance(chunk, slot, x);
         if d > rho {
             return false;
         }
@@ -273,25 +294,33 @@ impl DampedCoverTree {
     fn descend<R: Rng + ?Sized>(&mut self, x: &[f64], rng: &mut R) -> Vec<usize> {
         let mut path = std::mem::take(&mut self.scratch.path);
         let mut order = std::mem::take(&mut self.scratch.order);
+        let mut chunks = std::mem::take(&mut self.scratch.chunks);
         path.clear();
         path.push(0);
         loop {
-            let node = *path.last().expect("non-empty");
+            // path[l] is at level l; its children have half its radius (exactly).
+            let (node, level) = (*path.last().expect("non-empty"), path.len() - 1);
+            // The children's positions, shuffled: the swaps of a shuffle depend only on the
+            // length and the draws, so this visits the children in the order a shuffle of the
+            // child list itself would.
+            let n = self.kids.chunks(node, &mut chunks);
             order.clear();
-            order.extend_from_slice(&self.nodes[node].children);
+            order.extend(0..n);
             if self.params.random_child_order {
                 order.shuffle(rng);
             }
-            match order
-                .iter()
-                .copied()
-                .find(|&c| self.distance(c, x) <= self.nodes[c].radius)
-            {
+            let radius = self.radii[level] / 2.0;
+            let found = order.iter().find_map(|&i| {
+                let (chunk, slot) = self.kids.locate(&chunks, i);
+                (self.kids.distance(chunk, slot, x) <= radius).then(|| self.kids.id(chunk, slot))
+            });
+            match found {
                 Some(c) => path.push(c),
                 None => break,
             }
         }
         self.scratch.order = order;
+        self.scratch.chunks = chunks;
         path
     }
 
@@ -303,9 +332,9 @@ impl DampedCoverTree {
         y: &[f64],
         rng: &mut R,
     ) -> Insertion {
-        for &k in path {
+        for (level, &k) in path.iter().enumerate() {
             self.nodes[k].visits += 1;
-            self.monitor.observe(self.nodes[k].level, true);
+            self.monitor.observe(level, true);
         }
         let leaf = *path.last().expect("non-empty");
         // 3. Separation against the level the point would join (skipped below the root).
@@ -359,25 +388,38 @@ impl DampedCoverTree {
         let mut stack = std::mem::take(&mut self.scratch.stack);
         neighbours.clear();
         stack.clear();
-        stack.push(0);
-        while let Some(k) = stack.pop() {
-            for &c in &self.nodes[k].children {
-                if self.conflicts(c, self.nodes[c].radius + margin, x, rng) {
-                    if self.nodes[c].level == level {
-                        if c != leaf {
-                            neighbours.push(c);
+        stack.push((0, 0));
+        while let Some((k, k_level)) = stack.pop() {
+            // The children of k: half its radius, one level below it, in the order they were
+            // added.
+            let (radius, child_level) = (self.radii[k_level] / 2.0, k_level + 1);
+            let mut chunk = self.kids.first_chunk(k);
+            while let Some(ch) = chunk {
+                for slot in 0..self.kids.count(ch) {
+                    if self.conflicts(ch, slot, radius + margin, x, rng) {
+                        let c = self.kids.id(ch, slot);
+                        if child_level == level {
+                            if c != leaf {
+                                neighbours.push(c);
+                            }
+                        } else {
+                            stack.push((c, child_level));
                         }
-                    } else {
-                        stack.push(c);
                     }
                 }
+                chunk = self.kids.next_chunk(ch);
             }
         }
+        let radius = self.radii[level] / 2.0;
         let occupied = neighbours.iter().any(|&n| {
-            self.nodes[n]
-                .children
-                .iter()
-                .any(|&c| self.conflicts(c, self.nodes[c].radius, x, rng))
+            let mut chunk = self.kids.first_chunk(n);
+            while let Some(ch) = chunk {
+                if (0..self.kids.count(ch)).any(|slot| self.conflicts(ch, slot, radius, x, rng)) {
+                    return true;
+                }
+                chunk = self.kids.next_chunk(ch);
+            }
+            false
         });
         self.scratch.neighbours = neighbours;
         self.scratch.stack = stack;
@@ -391,17 +433,18 @@ impl DampedCoverTree {
             radius: self.nodes[parent].radius / 2.0,
             level,
             parent: Some(parent),
-            children: Vec::new(),
             cf: 0.0,
             saturated: false,
             visits: 0,
         });
-        self.nodes[parent].children.push(k);
+        self.kids.add_node();
+        self.kids.push(parent, k, x);
         self.centres.extend_from_slice(x);
         self.targets.extend_from_slice(y);
         if self.nodes_per_level.len() <= level {
             self.nodes_per_level.push(0);
             self.saturated_per_level.push(0);
+            self.radii.push(self.nodes[k].radius);
         }
         self.nodes_per_level[level] += 1;
         k
@@ -442,9 +485,9 @@ impl DampedCoverTree {
         self.nodes[k].parent
     }
 
-    /// Children of node k.
-    pub fn children(&self, k: usize) -> &[usize] {
-        &self.nodes[k].children
+    /// Children of node k, in the order they were added.
+    pub fn children(&self, k: usize) -> Vec<usize> {
+        self.kids.ids(k)
     }
 
     /// Covering fraction of node k.

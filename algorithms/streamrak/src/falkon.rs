@@ -7,8 +7,8 @@
 use kernel_core::cg::{identity, try_conjugate_gradient_lockstep, CgOptions, CgStop};
 use kernel_core::error::{at_least_one, non_negative, positive};
 use kernel_core::{CoreError, Predictor};
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
-use ndarray_linalg::{CholeskyInto, Diag, SolveTriangular, UPLO};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray_linalg::{CholeskyInto, UPLO};
 
 use crate::band::BandedExpansion;
 use crate::error::StreamError;
@@ -124,7 +124,7 @@ pub fn solve(
 /// of one CG iteration at once (the target columns' CGs run in lockstep, so an operator that
 /// passes over the data computes them in one pass: [`crate::baselines::MatrixFreeFalkon`]).
 /// `k_mm` is taken by value and factorised in place: at m = 19,800 each m × m matrix is 3.1 GB,
-/// and the solve holds three at most (T, A and one transposed copy).
+/// and the solve holds two (T, and T Tᵀ factorised in place into A).
 pub fn solve_with(
     k_mm: Array2<f64>,
     ktk: impl Fn(&[Array1<f64>]) -> Result<Vec<Array1<f64>>, StreamError>,
@@ -155,31 +155,23 @@ pub fn solve_with(
     let t = kj
         .cholesky_into(UPLO::Upper)
         .map_err(linalg("Cholesky factorisation of K_mm + jitter"))?;
-    let mut tt = t.dot(&t.t());
+    // T Tᵀ by LAPACK's dlauum (a third of the flops of a product; its upper triangle only:
+    // the factorisation below reads no other), then / m + λ I = AᵀA.
+    let mut tt = t.clone();
+    upper_times_transpose(&mut tt).map_err(linalg("T T^T (dlauum)"))?;
     tt.mapv_inplace(|v| v / m as f64);
     tt.diag_mut().mapv_inplace(|v| v + p.lambda);
     let a = tt
         .cholesky_into(UPLO::Upper)
         .map_err(linalg("Cholesky factorisation of T T^T / m + lambda I"))?;
-    // Triangular solves: x = U⁻¹ v and x = U⁻ᵀ v for an upper U, given U and Uᵀ in the
-    // column-major layout LAPACK reads (converted once here instead of at every solve: the
-    // same matrices, so the same LAPACK calls and bits).
-    let column_major = |u: ArrayView2<f64>| {
-        let mut f = Array2::zeros(u.raw_dim().f());
-        f.assign(&u);
-        f
+    // Triangular solves x = U⁻¹ v and x = U⁻ᵀ v by BLAS dtrsv on the row-major factors
+    // themselves (no copy of an m × m matrix: at m = 19,790 each is 3.1 GB).
+    let (t, a) = (&t, &a);
+    let inv = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        Ok(triangular_solve(u, v, false))
     };
-    let (t_upper, t_lower) = (column_major(t.view()), column_major(t.t()));
-    let (a_upper, a_lower) = (column_major(a.view()), column_major(a.t()));
-    let (t, a) = ((&t_upper, &t_lower), (&a_upper, &a_lower));
-    type Factor<'a> = (&'a Array2<f64>, &'a Array2<f64>);
-    let inv = |u: Factor, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        u.0.solve_triangular(UPLO::Upper, Diag::NonUnit, v)
-            .map_err(linalg("triangular solve"))
-    };
-    let inv_t = |u: Factor, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        u.1.solve_triangular(UPLO::Lower, Diag::NonUnit, v)
-            .map_err(linalg("triangular solve"))
+    let inv_t = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
+        Ok(triangular_solve(u, v, true))
     };
     // W v = (1/n) A⁻ᵀ (T⁻ᵀ KᵀK T⁻¹ A⁻¹ v + nλ A⁻¹ v), for the directions of every running
     // column at once.
@@ -231,6 +223,59 @@ pub fn solve_with(
         alpha.slice_mut(s![.., col]).assign(&x);
     }
     Ok(alpha)
+}
+
+/// The upper triangle of T Tᵀ over the upper triangle of `t` (row-major, upper triangular T),
+/// by LAPACK's dlauum: the row-major T is the column-major L = Tᵀ, and dlauum writes LᵀL = T Tᵀ
+/// over L's (column-major lower, row-major upper) triangle; the other triangle keeps T's zeros.
+fn upper_times_transpose(t: &mut Array2<f64>) -> Result<(), String> {
+    let m = t.nrows();
+    if t.ncols() != m || !t.is_standard_layout() {
+        return Err(format!("a square row-major matrix, got {:?}", t.dim()));
+    }
+    let n = i32::try_from(m).map_err(|_| format!("{m} landmarks exceed a LAPACK int"))?;
+    let mut info = 0;
+    // SAFETY: `t` is a contiguous m × m matrix (checked above), so lda = n = m; dlauum reads and
+    // writes one triangle of it and reports through `info`.
+    unsafe {
+        lapack_sys::dlauum_(c"L".as_ptr(), &n, t.as_mut_ptr(), &n, &mut info);
+    }
+    if info != 0 {
+        return Err(format!("dlauum returned info = {info}"));
+    }
+    Ok(())
+}
+
+/// x with U x = v (`transpose`: Uᵀ x = v) for the upper triangular row-major factor `u`
+/// (m × m, contiguous), by BLAS dtrsv.
+fn triangular_solve(u: &Array2<f64>, v: &Array1<f64>, transpose: bool) -> Array1<f64> {
+    let m = u.nrows();
+    assert!(
+        u.ncols() == m && u.is_standard_layout() && v.len() == m,
+        "internal error: triangular solve shapes"
+    );
+    let n = i32::try_from(m).expect("landmarks fit in a BLAS int");
+    let mut x = v.as_standard_layout().into_owned();
+    // SAFETY: `u` is a contiguous row-major m × m matrix (lda = m) and `x` a contiguous vector
+    // of m values (incx = 1), checked above; dtrsv overwrites `x` only.
+    unsafe {
+        cblas_sys::cblas_dtrsv(
+            cblas_sys::CBLAS_LAYOUT::CblasRowMajor,
+            cblas_sys::CBLAS_UPLO::CblasUpper,
+            if transpose {
+                cblas_sys::CBLAS_TRANSPOSE::CblasTrans
+            } else {
+                cblas_sys::CBLAS_TRANSPOSE::CblasNoTrans
+            },
+            cblas_sys::CBLAS_DIAG::CblasNonUnit,
+            n,
+            u.as_ptr(),
+            n,
+            x.as_mut_ptr(),
+            1,
+        );
+    }
+    x
 }
 
 #[cfg(test)]

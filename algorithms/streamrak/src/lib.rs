@@ -17,6 +17,7 @@
 
 mod band;
 pub mod baselines;
+mod child_blocks;
 pub mod cover_tree;
 mod error;
 pub mod falkon;

@@ -406,12 +406,8 @@ impl LevelStatistics {
                 let start = row * m + row;
                 let len = span.len() - a;
                 let entries = &mut ktk[start..start + len];
-                let (b0, b1, b2, b3) = (&ks[0][a..], &ks[1][a..], &ks[2][a..], &ks[3][a..]);
-                for ((((e, &v0), &v1), &v2), &v3) in
-                    entries.iter_mut().zip(b0).zip(b1).zip(b2).zip(b3)
-                {
-                    *e = *e + ka[0] * v0 + ka[1] * v1 + ka[2] * v2 + ka[3] * v3;
-                }
+                let tails: [&[f64]; FUSED] = std::array::from_fn(|r| &ks[r][a..]);
+                rank_update(entries, &ka, &tails);
                 flops += (2 * FUSED * len) as u64;
                 touched[row] = touched[row].max(lo + last);
                 for (kr, total) in ka.iter().zip(totals) {
@@ -824,6 +820,26 @@ fn spectral_norm(a: &Array2<f64>) -> f64 {
     gram.eigh(UPLO::Lower)
         .map(|(values, _)| values.iter().copied().fold(0.0, f64::max).max(0.0).sqrt())
         .unwrap_or(f64::NAN)
+}
+
+/// `e_j = e_j + ka₀·b₀[j] + ka₁·b₁[j] + ka₂·b₂[j] + ka₃·b₃[j]` over the row `entries` of KᵀK
+/// (left to right, products and sums without fused multiply-adds: the same bits at every
+/// vector width).
+#[inline(always)]
+fn rank_update_generic(entries: &mut [f64], ka: &[f64; FUSED], b: &[&[f64]; FUSED]) {
+    let [b0, b1, b2, b3] = *b;
+    for ((((e, &v0), &v1), &v2), &v3) in entries.iter_mut().zip(b0).zip(b1).zip(b2).zip(b3) {
+        *e = *e + ka[0] * v0 + ka[1] * v1 + ka[2] * v2 + ka[3] * v3;
+    }
+}
+
+kernel_core::widest_vectors! {
+    /// [`rank_update_generic`] compiled for the widest vector unit the processor has.
+    fn rank_update(entries: &mut [f64], ka: &[f64; FUSED], b: &[&[f64]; FUSED]);
+    body rank_update_generic;
+    tier rank_update_avx512 = "avx512f" if "avx512f";
+    tier rank_update_avx2 = "avx2" if "avx2";
+    fallback rank_update_generic;
 }
 
 #[cfg(test)]
