@@ -99,7 +99,6 @@ struct Node {
     cf: f64,
     /// Latched once cf exceeds D_cf.
     saturated: bool,
-    visits: u64,
 }
 
 /// What inserting one streamed point did.
@@ -124,6 +123,9 @@ pub struct DampedCoverTree {
     nodes: Vec<Node>,
     /// The children of every node with their centres, for the descent and the checks.
     kids: ChildBlocks,
+    /// Insertions that passed through each node (spec §3 step 5: diagnostics only), apart from
+    /// the nodes' records: the path's counters are a small array's, not one record each.
+    visits: Vec<u64>,
     /// The radius of level l: r₀ halved l times (every node's radius, exactly).
     radii: Vec<f64>,
     /// Centre of node k: `centres[k·d..(k+1)·d]`.
@@ -178,8 +180,8 @@ impl DampedCoverTree {
                 parent: None,
                 cf: 0.0,
                 saturated: false,
-                visits: 0,
             }],
+            visits: vec![0],
             kids,
             radii: vec![params.r0],
             centres: root.to_vec(),
@@ -304,6 +306,7 @@ impl DampedCoverTree {
             // length and the draws, so this visits the children in the order a shuffle of the
             // child list itself would.
             let n = self.kids.chunks(node, &mut chunks);
+            self.kids.prefetch_grandchildren(&chunks);
             order.clear();
             order.extend(0..n);
             if self.params.random_child_order {
@@ -333,7 +336,7 @@ impl DampedCoverTree {
         rng: &mut R,
     ) -> Insertion {
         for (level, &k) in path.iter().enumerate() {
-            self.nodes[k].visits += 1;
+            self.visits[k] += 1;
             self.monitor.observe(level, true);
         }
         let leaf = *path.last().expect("non-empty");
@@ -435,8 +438,8 @@ impl DampedCoverTree {
             parent: Some(parent),
             cf: 0.0,
             saturated: false,
-            visits: 0,
         });
+        self.visits.push(0);
         self.kids.add_node();
         self.kids.push(parent, k, x);
         self.centres.extend_from_slice(x);
@@ -517,7 +520,7 @@ impl DampedCoverTree {
 
     /// How many insertions passed through node k.
     pub fn visits(&self, k: usize) -> u64 {
-        self.nodes[k].visits
+        self.visits[k]
     }
 }
 

@@ -44,16 +44,53 @@ pub(crate) fn kernel_scale(r: f64) -> f64 {
 /// One kernel row: `out[j]` = exp(scale·‖x − b_j‖²) for the rows b_j (each `x.len()` > 0
 /// values) of `b`, the values [`gaussian_kernel`] gives.
 pub(crate) fn kernel_row(x: &[f64], b: &[f64], scale: f64, out: &mut [f64]) {
-    for (bj, o) in b.chunks_exact(x.len()).zip(out.iter_mut()) {
-        let mut d2 = 0.0;
-        for (u, v) in x.iter().zip(bj) {
-            d2 += (u - v) * (u - v);
-        }
-        *o = scale * d2;
-    }
+    scaled_squared_distances(x, b, scale, out);
     // glibc's exp a row at a time, vectorised (kernel-core's `exp`: 0.0 below UNDERFLOW without
     // evaluating, as exp would give).
     exp_in_place(out);
+}
+
+kernel_core::widest_vectors! {
+    /// `out[j] = scale·‖x − b_j‖²`, the squares summed from 0 in coordinate order: the same
+    /// operations at any vector width (no fused multiply-add), so the same bits.
+    fn scaled_squared_distances(x: &[f64], b: &[f64], scale: f64, out: &mut [f64]);
+    body scaled_squared_distances_generic;
+    tier scaled_squared_distances_avx512 = "avx512f" if "avx512f";
+    tier scaled_squared_distances_avx2 = "avx2" if "avx2";
+    fallback scaled_squared_distances_generic;
+}
+
+/// [`scaled_squared_distances`], with the loop over the coordinates unrolled for one to four
+/// of them (the rows then vectorise).
+#[inline(always)]
+fn scaled_squared_distances_generic(x: &[f64], b: &[f64], scale: f64, out: &mut [f64]) {
+    match x.len() {
+        1 => fixed_dimension::<1>(x, b, scale, out),
+        2 => fixed_dimension::<2>(x, b, scale, out),
+        3 => fixed_dimension::<3>(x, b, scale, out),
+        4 => fixed_dimension::<4>(x, b, scale, out),
+        d => {
+            for (bj, o) in b.chunks_exact(d).zip(out.iter_mut()) {
+                let mut d2 = 0.0;
+                for (u, v) in x.iter().zip(bj) {
+                    d2 += (u - v) * (u - v);
+                }
+                *o = scale * d2;
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn fixed_dimension<const D: usize>(x: &[f64], b: &[f64], scale: f64, out: &mut [f64]) {
+    let x: [f64; D] = std::array::from_fn(|k| x[k]);
+    for (bj, o) in b.chunks_exact(D).zip(out.iter_mut()) {
+        let mut d2 = 0.0;
+        for k in 0..D {
+            d2 += (x[k] - bj[k]) * (x[k] - bj[k]);
+        }
+        *o = scale * d2;
+    }
 }
 
 #[cfg(test)]

@@ -137,11 +137,21 @@ fn product(factors: &[usize]) -> u64 {
         .fold(1u64, |acc, &f| acc.saturating_mul(f as u64))
 }
 
-/// The banded path is taken when Σ over the rows of w² (a window of w landmarks) times this
-/// factor is below the dense path's n·m². Measured (`cargo bench -p streamrak -- banded`, E1's
-/// levels 8-15): the banded path is 3-300 times faster than the dense one wherever windows
-/// are narrower than m, and about as fast where they are not.
-const BANDED_COST: f64 = 1.0;
+/// The cost model that picks a block's path, in nanoseconds, fitted to measurements on the AMD
+/// EPYC Zen 4 with OpenBLAS's SkylakeX kernels, one thread, blocks of 10,000 uniform rows
+/// (`cargo run --release -p streamrak --example accumulation_paths -- D M R`): the dense path
+/// costs [`DENSE_NS_PER_FLOP`] per flop of its `dsyrk` (n·m·(m + 1); about 48 GFLOP/s) plus
+/// [`DENSE_NS_PER_ENTRY`] per kernel entry (the entry, its exp, Z and the counts): measured
+/// 0.11 ns per flop in all at m = 127, 0.047 at 488, 0.0245 at 3,000. The banded path costs
+/// [`BANDED_NS_PER_PAIR`] per pair of a row's window (w² per row: its rank-4 updates run at
+/// about a fifth of `dsyrk`'s rate, 8-11 against 41 GFLOP/s at m = 3,000 in 4-D) plus
+/// [`BANDED_NS_PER_ENTRY`] per entry of the window (measured 1,300 ns a row at w ≈ 84).
+/// The paths give the same sums up to their order, so the choice moves results only by
+/// rounding; the constants are fixed, so the choice does not depend on the machine.
+const DENSE_NS_PER_FLOP: f64 = 0.0207;
+const DENSE_NS_PER_ENTRY: f64 = 11.3;
+const BANDED_NS_PER_PAIR: f64 = 0.12;
+const BANDED_NS_PER_ENTRY: f64 = 5.0;
 /// Rows whose terms the banded path adds in one pass over their part of KᵀK (the inner loop is
 /// written for four).
 const FUSED: usize = 4;
@@ -292,9 +302,13 @@ impl LevelStatistics {
             rows.iter().map(|&i| self.window(key(i), key(i))).collect();
         let cost: f64 = windows
             .iter()
-            .map(|&(lo, hi)| BANDED_COST * ((hi - lo) as f64).powi(2))
+            .map(|&(lo, hi)| {
+                let w = (hi - lo) as f64;
+                BANDED_NS_PER_PAIR * w * w + BANDED_NS_PER_ENTRY * w
+            })
             .sum();
-        let dense = n as f64 * m as f64 * m as f64;
+        let m = m as f64;
+        let dense = n as f64 * (DENSE_NS_PER_FLOP * m * (m + 1.0) + DENSE_NS_PER_ENTRY * m);
         (self.accumulation == Accumulation::Banded || cost < dense)
             .then_some(Plan { rows, windows })
     }
