@@ -321,6 +321,48 @@ mod tests {
         assert!(err < 1e-2, "training MSE {err}");
     }
 
+    /// dlauum's T Tᵀ equals the product of the upper triangular factor with its transpose
+    /// (ndarray's, an independent computation) to rounding, on its upper triangle, and the
+    /// dtrsv solves invert U and Uᵀ (residuals at rounding level).
+    #[test]
+    fn lauum_and_triangular_solves_match_products() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for m in [1usize, 2, 7, 64, 129] {
+            let u = Array2::from_shape_fn((m, m), |(i, j)| {
+                if i <= j {
+                    rng.random_range(0.5..1.5) * if i == j { 2.0 } else { 0.3 }
+                } else {
+                    0.0
+                }
+            });
+            let want = u.dot(&u.t());
+            let mut got = u.clone();
+            upper_times_transpose(&mut got).unwrap();
+            for i in 0..m {
+                for j in i..m {
+                    assert!(
+                        (got[[i, j]] - want[[i, j]]).abs() <= 1e-13 * want[[i, j]].abs().max(1.0),
+                        "m {m} ({i}, {j}): {} vs {}",
+                        got[[i, j]],
+                        want[[i, j]]
+                    );
+                }
+            }
+            let v = Array1::from_shape_fn(m, |_| rng.random_range(-1.0..1.0));
+            let x = triangular_solve(&u, &v, false);
+            let xt = triangular_solve(&u, &v, true);
+            for (a, b) in u
+                .dot(&x)
+                .iter()
+                .zip(&v)
+                .chain(u.t().dot(&xt).iter().zip(&v))
+            {
+                assert!((a - b).abs() <= 1e-12, "m {m}: {a} vs {b}");
+            }
+        }
+        assert!(upper_times_transpose(&mut Array2::zeros((2, 3))).is_err());
+    }
+
     #[test]
     fn ten_cg_steps_already_fit_and_bad_shapes_are_errors() {
         let mut rng = ChaCha8Rng::seed_from_u64(2);

@@ -671,7 +671,8 @@ impl ConvergenceParams {
 /// A level collecting its statistics from the stream (spec §5 steps 3-4): points are buffered
 /// (at most `interval` + 1 rows are held), then added in one block and checked one at a time
 /// until ΔK and ΔZ stay under their thresholds for `track_length` points in a row (converged)
-/// or one check fails (buffer again).
+/// or one check fails (buffer again). Once converged, the rows up to `lower_limit` are
+/// buffered and added in blocks too.
 #[derive(Debug, Clone)]
 pub struct LevelCollector {
     stats: LevelStatistics,
@@ -715,9 +716,18 @@ impl LevelCollector {
             ));
         }
         if self.converged {
-            // Converged but not yet above the lower limit: keep adding.
-            self.stats
-                .add_one(ArrayView1::from(x), ArrayView1::from(residual))?;
+            // Converged but not yet above the lower limit: the remaining rows need no check, so
+            // they are buffered and added in blocks (one at a time, a row of a dense level costs
+            // m² memory-bound updates), the last block as the count passes the limit: the level
+            // becomes ready at the same row.
+            self.buffer_x.extend_from_slice(x);
+            self.buffer_r.extend_from_slice(residual);
+            let buffered = self.buffered();
+            if self.stats.rows() + buffered > self.params.lower_limit
+                || buffered > self.params.interval
+            {
+                self.flush()?;
+            }
         } else if self.checking {
             let deltas = self
                 .stats
