@@ -92,7 +92,6 @@ fn euclidean(a: &[f64], b: &[f64]) -> f64 {
 /// One ball of the tree.
 #[derive(Debug, Clone, PartialEq)]
 struct Node {
-    radius: f64,
     level: usize,
     parent: Option<usize>,
     /// Covering fraction, a running average of hits (1) and misses (0).
@@ -175,7 +174,6 @@ impl DampedCoverTree {
             dim: root.len(),
             target_dim: target.len(),
             nodes: vec![Node {
-                radius: params.r0,
                 level: 0,
                 parent: None,
                 cf: 0.0,
@@ -433,7 +431,6 @@ impl DampedCoverTree {
         let k = self.nodes.len();
         let level = self.nodes[parent].level + 1;
         self.nodes.push(Node {
-            radius: self.nodes[parent].radius / 2.0,
             level,
             parent: Some(parent),
             cf: 0.0,
@@ -447,7 +444,7 @@ impl DampedCoverTree {
         if self.nodes_per_level.len() <= level {
             self.nodes_per_level.push(0);
             self.saturated_per_level.push(0);
-            self.radii.push(self.nodes[k].radius);
+            self.radii.push(self.radii[level - 1] / 2.0);
         }
         self.nodes_per_level[level] += 1;
         k
@@ -475,7 +472,7 @@ impl DampedCoverTree {
 
     /// Radius of node k (r₀·2^{−level}).
     pub fn radius(&self, k: usize) -> f64 {
-        self.nodes[k].radius
+        self.radii[self.nodes[k].level]
     }
 
     /// Level (depth) of node k.

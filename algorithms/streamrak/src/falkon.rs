@@ -167,26 +167,22 @@ pub fn solve_with(
     // Triangular solves x = U⁻¹ v and x = U⁻ᵀ v by BLAS dtrsv on the row-major factors
     // themselves (no copy of an m × m matrix: at m = 19,790 each is 3.1 GB).
     let (t, a) = (&t, &a);
-    let inv = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        Ok(triangular_solve(u, v, false))
-    };
-    let inv_t = |u: &Array2<f64>, v: &Array1<f64>| -> Result<Array1<f64>, StreamError> {
-        Ok(triangular_solve(u, v, true))
-    };
+    let inv = |u: &Array2<f64>, v: &Array1<f64>| triangular_solve(u, v, false);
+    let inv_t = |u: &Array2<f64>, v: &Array1<f64>| triangular_solve(u, v, true);
     // W v = (1/n) A⁻ᵀ (T⁻ᵀ KᵀK T⁻¹ A⁻¹ v + nλ A⁻¹ v), for the directions of every running
     // column at once.
     let apply = |vs: &[&[f64]], outs: &mut [&mut [f64]]| -> Result<(), StreamError> {
         let mut avs = Vec::with_capacity(vs.len());
         let mut us = Vec::with_capacity(vs.len());
         for v in vs {
-            let av = inv(a, &Array1::from(v.to_vec()))?;
-            us.push(inv(t, &av)?);
+            let av = inv(a, &Array1::from(v.to_vec()));
+            us.push(inv(t, &av));
             avs.push(av);
         }
         let ktk_us = ktk(&us)?;
         for ((av, ku), out) in avs.iter().zip(&ktk_us).zip(outs.iter_mut()) {
-            let inner = inv_t(t, ku)? + &(av * (nf * p.lambda));
-            let wv = inv_t(a, &inner)? / nf;
+            let inner = inv_t(t, ku) + &(av * (nf * p.lambda));
+            let wv = inv_t(a, &inner) / nf;
             out.copy_from_slice(wv.as_slice().expect("contiguous"));
         }
         Ok(())
@@ -197,7 +193,7 @@ pub fn solve_with(
     let mut bs = Vec::with_capacity(z.ncols());
     for zc in z.axis_iter(Axis(1)) {
         let zbar: Array1<f64> = zc.to_owned() / nf;
-        bs.push(inv_t(a, &inv_t(t, &zbar)?)?.to_vec());
+        bs.push(inv_t(a, &inv_t(t, &zbar)).to_vec());
     }
     let mut betas = vec![vec![0.0; m]; bs.len()];
     let options = CgOptions {
@@ -219,7 +215,7 @@ pub fn solve_with(
     )?;
     let mut alpha = Array2::zeros((m, z.ncols()));
     for (col, beta) in betas.into_iter().enumerate() {
-        let x = inv(t, &inv(a, &Array1::from(beta))?)?;
+        let x = inv(t, &inv(a, &Array1::from(beta)));
         alpha.slice_mut(s![.., col]).assign(&x);
     }
     Ok(alpha)
