@@ -199,6 +199,124 @@ impl Evidence {
             upstream,
         }
     }
+
+    /// What a section kept from an earlier report (no run stored here) says: its checks table
+    /// read back (the verdicts that report gave, matched to the config's checks by name) and
+    /// the upstream column of its side-by-side table, each headline marked as kept.
+    fn kept(r: &ResolvedConfig, section: &str) -> Self {
+        const KEPT: &str = "kept from the previous report";
+        let mut results = Vec::new();
+        for cells in rows_after(section, "Checks (basis:") {
+            let [name, _, value, bounds, verdict] = cells.as_slice() else {
+                continue;
+            };
+            let Some(spec) = r.config.check.iter().find(|c| &c.name == name) else {
+                continue;
+            };
+            let outcome = if let Some(why) = verdict.strip_prefix("n/a") {
+                Outcome::NotApplicable(why.trim_start_matches(':').trim().to_string())
+            } else if verdict.starts_with("**") {
+                Outcome::Failed
+            } else if let Some(why) = verdict.strip_prefix("not reproduced (known)") {
+                Outcome::KnownDeviation(why.trim_start_matches(':').trim().to_string())
+            } else {
+                Outcome::Passed
+            };
+            let (min, max) = bounds
+                .trim_matches(|c| c == '[' || c == ']')
+                .split_once(',')
+                .map_or((None, None), |(a, b)| {
+                    (a.trim().parse().ok(), b.trim().parse().ok())
+                });
+            let detail = match &outcome {
+                Outcome::KnownDeviation(d) | Outcome::NotApplicable(d) => d.clone(),
+                _ => String::new(),
+            };
+            results.push(crate::check::CheckResult {
+                name: name.clone(),
+                value: value.parse().ok(),
+                min: min.filter(|v: &f64| v.is_finite()),
+                max: max.filter(|v: &f64| v.is_finite()),
+                outcome,
+                detail,
+                basis: spec.basis,
+                artefact: spec.artefact.clone(),
+                published: spec.published,
+            });
+        }
+        let mut headline = BTreeMap::new();
+        for c in &results {
+            let (Some(id), Some(crate::check::Basis::Published), Some(v)) =
+                (&c.artefact, c.basis, c.value)
+            else {
+                continue;
+            };
+            if !matches!(c.outcome, Outcome::NotApplicable(_)) && !headline.contains_key(id) {
+                let text = format!("{} ({}; {KEPT})", number(v), c.name);
+                headline.insert(id.clone(), (text, c.published));
+            }
+        }
+        let side_rows = rows_after(section, "Side by side with the upstream");
+        let mut upstream = BTreeMap::new();
+        for entry in &r.config.side_by_side {
+            let Some(id) = &entry.artefact else { continue };
+            let value = side_rows
+                .iter()
+                .find(|cells| cells.first() == Some(&entry.label))
+                .and_then(|cells| leading_number(cells.get(2)?));
+            if let Some(v) = value {
+                upstream
+                    .entry(id.clone())
+                    .or_insert_with(|| format!("{} ({}; {KEPT})", number(v), entry.label));
+            }
+        }
+        Evidence {
+            experiment: r.config.experiment.name.clone(),
+            results,
+            headline,
+            upstream,
+        }
+    }
+}
+
+/// The cells of a Markdown table row (`| a | b \| c |` → `["a", "b | c"]`), unescaped; `None`
+/// for a line that is not a row.
+fn table_cells(line: &str) -> Option<Vec<String>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                chars.next();
+                cell.push('|');
+            }
+            '|' => cells.push(std::mem::take(&mut cell)),
+            _ => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    Some(cells.into_iter().map(|s| s.trim().to_string()).collect())
+}
+
+/// The rows of the first table after the line starting with `caption` in `section`.
+fn rows_after(section: &str, caption: &str) -> Vec<Vec<String>> {
+    let Some(start) = section.find(caption) else {
+        return Vec::new();
+    };
+    section[start..]
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with('|'))
+        .take_while(|l| l.trim_start().starts_with('|'))
+        .skip(2) // the header and its rule
+        .filter_map(table_cells)
+        .collect()
+}
+
+/// The first number of a printed cell (`0.938 ± 0.004 (n = 5)` → 0.938).
+fn leading_number(cell: &str) -> Option<f64> {
+    cell.split_whitespace().next()?.parse().ok()
 }
 
 /// The dashboard: per paper, the artefacts counted by verdict, and per artefact one line with
@@ -224,7 +342,9 @@ fn dashboard(
          published basis on the stored full runs: **reproduced** (all within the published \
          spread), **partly**, **not reproduced (known)** (the reason and evidence in its \
          section), **not attempted** (why), **no published number** (the spec's hypotheses \
-         only), **not run** (no full run stored here).\n\n",
+         only), **not run** (no full run stored here and none in the previous report). A \
+         config without a full run here keeps its section of the previous report, and its \
+         artefacts the verdicts that report gave (marked *kept from the previous report*).\n\n",
     );
     let mut lines = String::new();
     let mut totals: BTreeMap<Status, usize> = BTreeMap::new();
@@ -409,6 +529,7 @@ pub fn build(
                     match old {
                         Some(text) => {
                             kept += 1;
+                            evidence.push(Evidence::kept(r, text));
                             // The old section's body, without its header and earlier marks.
                             let body: String = text
                                 .lines()
@@ -544,6 +665,105 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kept section's checks and side-by-side tables read back as the report wrote them: the
+    /// verdicts, values (to the printed precision), bounds and the config's artefacts.
+    #[test]
+    fn a_kept_section_gives_back_the_verdicts_it_printed() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let load = |path: &str| {
+            crate::config::load(&root, Path::new(path), crate::config::FULL_PROFILE, &[]).unwrap()
+        };
+        let r = load("configs/mondrian/fig5_kernel_error.toml");
+        assert!(r.config.check.len() >= 2, "the test needs two checks");
+        let outcomes = [
+            Outcome::Failed,
+            Outcome::KnownDeviation("fewer trees | other seeds".into()),
+            Outcome::NotApplicable("overridden".into()),
+            Outcome::Passed,
+        ];
+        let written: Vec<crate::check::CheckResult> = r
+            .config
+            .check
+            .iter()
+            .zip(outcomes.iter().cycle())
+            .enumerate()
+            .map(|(i, (spec, outcome))| crate::check::CheckResult {
+                name: spec.name.clone(),
+                value: Some(0.123456 * (i + 1) as f64),
+                min: (i % 2 == 0).then_some(0.05),
+                max: Some(1.5e-4 * (i + 1) as f64),
+                outcome: outcome.clone(),
+                detail: match outcome {
+                    Outcome::KnownDeviation(d) | Outcome::NotApplicable(d) => d.clone(),
+                    _ => String::new(),
+                },
+                basis: spec.basis,
+                artefact: spec.artefact.clone(),
+                published: spec.published,
+            })
+            .collect();
+        let mut section = format!(
+            "### {} — `x`\n\nRun `full`.\n\n",
+            r.config.experiment.figure
+        );
+        results_table(
+            &mut section,
+            "Checks (basis: ...):\n\n| check | basis | value | bounds | verdict |",
+            &written,
+        );
+        let kept = Evidence::kept(&r, &section);
+        assert_eq!(kept.results.len(), written.len());
+        for (a, b) in kept.results.iter().zip(&written) {
+            assert_eq!(a.name, b.name);
+            assert_eq!(a.outcome, b.outcome, "{}", a.name);
+            assert_eq!(
+                (a.basis, &a.artefact, a.published),
+                (b.basis, &b.artefact, b.published)
+            );
+            let printed = |v: Option<f64>| v.map(|v| number(v).parse::<f64>().unwrap());
+            assert_eq!(
+                (a.value, a.min, a.max),
+                (printed(b.value), printed(b.min), printed(b.max))
+            );
+        }
+        // The side-by-side table of a config with an upstream (a run without rows prints none
+        // of its numbers: the first entry is given some).
+        let sbs = load("configs/mondrian/fig5_side_by_side.toml");
+        let rows = vec![];
+        let table = crate::summary::side_by_side_markdown(&sbs.config.side_by_side, &rows);
+        let label = sbs.config.side_by_side[0].label.replace('|', "\\|");
+        let table = table.replacen(
+            &format!("| {label} | — | — |"),
+            &format!("| {label} | 0.2 | 0.191 ± 0.01 (n = 5) |"),
+            1,
+        );
+        let up_id = sbs.config.side_by_side[0].artefact.clone().unwrap();
+        let up = &Evidence::kept(&sbs, &table).upstream[&up_id];
+        assert!(
+            up.starts_with("0.191 (") && up.contains("kept from the previous report"),
+            "{up}"
+        );
+        let id = written[0].artefact.clone().unwrap();
+        // The dashboard's verdict of a kept artefact comes from the checks read back.
+        let published: Vec<&crate::check::CheckResult> = kept
+            .results
+            .iter()
+            .filter(|c| c.artefact.as_deref() == Some(id.as_str()))
+            .collect();
+        if published.iter().any(|c| c.outcome == Outcome::Failed) {
+            let papers = crate::artefacts::load(&root).unwrap();
+            let a = papers
+                .iter()
+                .flat_map(|p| &p.list.artefacts)
+                .find(|a| a.id == id)
+                .unwrap();
+            assert_eq!(
+                crate::artefacts::status(a, &published),
+                crate::artefacts::Status::Failed
+            );
+        }
+    }
 
     #[test]
     fn a_previous_section_is_found_up_to_the_next_section_or_paper() {
