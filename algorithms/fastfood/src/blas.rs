@@ -1,9 +1,11 @@
-//! The two BLAS-3 products of the marginal likelihood, through the OpenBLAS that
-//! ndarray-linalg links (single-threaded under `repro`, which fixes the thread count).
+//! The BLAS and LAPACK work of the marginal likelihood, through the OpenBLAS that ndarray-linalg
+//! links (single-threaded under `repro`, which fixes the thread count): the Gram matrix (dsyrk),
+//! the products (dgemm), Φᵀv, and K⁻¹ from a Cholesky factor (recursive triangular inverse by
+//! dtrsm, then dlauum).
 
 use std::cell::RefCell;
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 thread_local! {
     /// Large matrices given back by [`recycle`] on this thread, for [`zeros`] to reuse.
@@ -102,6 +104,126 @@ pub fn gram(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
     out
 }
 
+/// `Φᵀv` for a row-major Φ (n × D), as rows scaled and added in order: each entry the same
+/// sum in the same order as ndarray's `phi.t().dot(&v)`, which walks Φ's columns with a stride
+/// of D (a cache miss per term at the SMALL sets' shapes).
+pub fn t_dot(phi: ArrayView2<f64>, v: ArrayView1<f64>) -> Array1<f64> {
+    assert_eq!(phi.nrows(), v.len(), "internal error: t_dot shapes");
+    let mut out = Array1::zeros(phi.ncols());
+    let o = out.as_slice_mut().expect("a new vector");
+    for (row, &vi) in phi.rows().into_iter().zip(v) {
+        match row.as_slice() {
+            Some(r) => o.iter_mut().zip(r).for_each(|(o, r)| *o += r * vi),
+            None => o.iter_mut().zip(row).for_each(|(o, r)| *o += r * vi),
+        }
+    }
+    out
+}
+
+/// Below this order a triangular inverse is LAPACK's dtrtri (OpenBLAS's unblocked one, whose
+/// matrix-vector products are fast enough at this size).
+const TRTRI_LEAF: usize = 48;
+
+/// Inverts in place the lower triangular `n × n` matrix stored column-major at `a` (leading
+/// dimension `lda`), recursively: with `L = [[A, 0], [B, C]]`, `L⁻¹ = [[A⁻¹, 0], [−C⁻¹BA⁻¹,
+/// C⁻¹]]`, B overwritten by two BLAS-3 triangular solves against A and C before they are
+/// inverted. The same flops as LAPACK's dtrtri (n³/3), but as dtrsm calls: OpenBLAS's dtrtri
+/// runs its diagonal blocks of up to 256 as matrix-vector products, a third of a SMALL set's
+/// marginal-likelihood evaluation. Returns LAPACK's `info` (> 0: a zero on the diagonal).
+///
+/// # Safety
+/// `a` points at `n` columns of `lda >= n` values each, writable.
+unsafe fn lower_inverse(a: *mut f64, n: usize, lda: usize) -> i32 {
+    if n <= TRTRI_LEAF {
+        let (nn, ld) = (blas_int(n), blas_int(lda));
+        let mut info = 0;
+        lapack_sys::dtrtri_(c"L".as_ptr(), c"N".as_ptr(), &nn, a, &ld, &mut info);
+        return info;
+    }
+    let n1 = n / 2;
+    let n2 = n - n1;
+    let b = a.add(n1);
+    let c = a.add(n1 + n1 * lda);
+    use cblas_sys::{CBLAS_DIAG, CBLAS_LAYOUT, CBLAS_SIDE, CBLAS_TRANSPOSE, CBLAS_UPLO};
+    // B ← −C⁻¹ B, then B ← B A⁻¹.
+    cblas_sys::cblas_dtrsm(
+        CBLAS_LAYOUT::CblasColMajor,
+        CBLAS_SIDE::CblasLeft,
+        CBLAS_UPLO::CblasLower,
+        CBLAS_TRANSPOSE::CblasNoTrans,
+        CBLAS_DIAG::CblasNonUnit,
+        blas_int(n2),
+        blas_int(n1),
+        -1.0,
+        c,
+        blas_int(lda),
+        b,
+        blas_int(lda),
+    );
+    cblas_sys::cblas_dtrsm(
+        CBLAS_LAYOUT::CblasColMajor,
+        CBLAS_SIDE::CblasRight,
+        CBLAS_UPLO::CblasLower,
+        CBLAS_TRANSPOSE::CblasNoTrans,
+        CBLAS_DIAG::CblasNonUnit,
+        blas_int(n2),
+        blas_int(n1),
+        1.0,
+        a,
+        blas_int(lda),
+        b,
+        blas_int(lda),
+    );
+    let info = lower_inverse(a, n1, lda);
+    if info != 0 {
+        return info;
+    }
+    match lower_inverse(c, n2, lda) {
+        0 => 0,
+        i => i + blas_int(n1),
+    }
+}
+
+/// `K⁻¹` from the Cholesky factor `L` of K (`n × n`, column-major, L in the lower triangle,
+/// the upper one ignored): `L⁻¹` by [`lower_inverse`], then `L⁻ᵀL⁻¹` by LAPACK's dlauum into
+/// the lower triangle, copied to the upper one. Returns the symmetric inverse (both
+/// triangles; its column-major storage read row-major is the same matrix).
+pub(crate) fn inverse_from_cholesky(mut l: Array2<f64>) -> Result<Array2<f64>, String> {
+    let n = l.nrows();
+    assert!(l.ncols() == n, "internal error: inverse shapes");
+    if n == 0 {
+        return Ok(l);
+    }
+    let a = l
+        .as_slice_memory_order_mut()
+        .expect("internal error: a contiguous factor");
+    // SAFETY: `a` holds the n × n matrix contiguously (lda = n); both routines read and write
+    // its lower triangle only.
+    let info = unsafe { lower_inverse(a.as_mut_ptr(), n, n) };
+    if info != 0 {
+        return Err(format!("the factor is singular (dtrtri info = {info})"));
+    }
+    let (nn, mut info) = (blas_int(n), 0);
+    unsafe {
+        lapack_sys::dlauum_(c"L".as_ptr(), &nn, a.as_mut_ptr(), &nn, &mut info);
+    }
+    if info != 0 {
+        return Err(format!("dlauum returned info = {info}"));
+    }
+    // Column-major: (i, j) at i + j·n; the lower triangle (i ≥ j) copied to (j, i), in tiles.
+    const TILE: usize = 32;
+    for j0 in (0..n).step_by(TILE) {
+        for i0 in (j0..n).step_by(TILE) {
+            for j in j0..(j0 + TILE).min(n) {
+                for i in i0.max(j + 1)..(i0 + TILE).min(n) {
+                    a[j + i * n] = a[i + j * n];
+                }
+            }
+        }
+    }
+    Ok(l)
+}
+
 /// `alpha · A B + beta · C` into `c` (dgemm; all row-major).
 pub fn gemm(alpha: f64, a: ArrayView2<f64>, b: ArrayView2<f64>, beta: f64, c: &mut Array2<f64>) {
     let a = a.as_standard_layout();
@@ -139,6 +261,54 @@ pub fn gemm(alpha: f64, a: ArrayView2<f64>, b: ArrayView2<f64>, beta: f64, c: &m
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recursive triangular inverse and dlauum give K⁻¹: K K⁻¹ = I to rounding, across the
+    /// leaf size; a zero pivot is an error, not a panic.
+    #[test]
+    fn the_inverse_from_a_cholesky_factor_inverts_k() {
+        use ndarray_linalg::Cholesky;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for n in [1usize, 2, 5, 47, 48, 49, 97, 278] {
+            let b = ndarray::Array2::from_shape_fn((n, n + 3), |_| rng.random::<f64>() - 0.5);
+            let k = b.dot(&b.t()) + ndarray::Array2::<f64>::eye(n) * 0.1;
+            let l = k.cholesky(ndarray_linalg::UPLO::Lower).unwrap();
+            // Column-major storage with junk in the (ignored) upper triangle.
+            let mut columns = l.t().as_standard_layout().to_owned().reversed_axes();
+            for j in 0..n {
+                for i in 0..j {
+                    columns[[i, j]] = 7.0;
+                }
+            }
+            let inv = super::inverse_from_cholesky(columns).unwrap();
+            let err = (k.dot(&inv) - ndarray::Array2::<f64>::eye(n))
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(err < 1e-10, "n = {n}: max |K K⁻¹ − I| = {err}");
+            assert_eq!(inv, inv.t(), "n = {n}: symmetric");
+        }
+        let mut singular = ndarray::Array2::<f64>::eye(60);
+        singular[[55, 55]] = 0.0;
+        let e = super::inverse_from_cholesky(singular).unwrap_err();
+        assert!(e.contains("info = 56"), "{e}");
+    }
+
+    #[test]
+    fn t_dot_gives_ndarrays_bits() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for (n, d) in [(1, 1), (7, 3), (278, 512), (33, 17)] {
+            let phi = ndarray::Array2::from_shape_fn((n, d), |_| rng.random::<f64>() - 0.5);
+            let v = ndarray::Array1::from_shape_fn(n, |_| rng.random::<f64>() * 3.0 - 1.0);
+            let ours = super::t_dot(phi.view(), v.view());
+            let theirs = phi.t().dot(&v);
+            let bits = |a: &ndarray::Array1<f64>| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&ours), bits(&theirs), "n = {n}, D = {d}");
+            // A column-major Φ (rows not contiguous).
+            let f = phi.t().as_standard_layout().to_owned();
+            assert_eq!(bits(&super::t_dot(f.t(), v.view())), bits(&theirs));
+        }
+    }
     use ndarray::array;
 
     #[test]

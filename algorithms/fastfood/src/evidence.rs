@@ -8,11 +8,9 @@
 //! rounding; the exact GP uses the dual form with its own Gram matrix.
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, OwnedRepr};
-use ndarray_linalg::{
-    CholeskyFactorized, DeterminantC, InverseCInto, Lapack, MatrixLayout, SolveC, UPLO,
-};
+use ndarray_linalg::{CholeskyFactorized, DeterminantC, Lapack, MatrixLayout, SolveC, UPLO};
 
-use crate::blas::{gemm, gram, recycle, zeros};
+use crate::blas::{gemm, gram, inverse_from_cholesky, recycle, t_dot, zeros};
 use crate::error::FastfoodError;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
@@ -60,12 +58,10 @@ impl Cholesky {
     /// The inverse (both triangles, row-major).
     fn inverse(self, what: &str) -> Result<Array2<f64>, FastfoodError> {
         recycle(self.solve.factor);
-        let f = CholeskyFactorized {
-            factor: self.columns,
-            uplo: UPLO::Lower,
-        };
         // Symmetric, so its column-major storage read row-major is the same matrix.
-        Ok(f.invc_into().map_err(|e| not_pd(what, e))?.reversed_axes())
+        Ok(inverse_from_cholesky(self.columns)
+            .map_err(|e| not_pd(what, e))?
+            .reversed_axes())
     }
 }
 
@@ -155,7 +151,7 @@ pub fn evidence(
         let dual = dual_from_gram(gram(phi, false), y, noise)?;
         let d_phi = if gradients {
             // ∂/∂Φ = (ααᵀ − K⁻¹) Φ = α (Φᵀα)ᵀ − K⁻¹Φ.
-            let a = phi.t().dot(&dual.alpha);
+            let a = t_dot(phi, dual.alpha.view());
             let mut r = outer(&dual.alpha, &a);
             gemm(-1.0, dual.k_inv.view(), phi, 1.0, &mut r);
             r
@@ -189,7 +185,7 @@ fn primal(
     gradients: bool,
 ) -> Result<Evidence, FastfoodError> {
     let (n, d) = phi.dim();
-    let b = phi.t().dot(&y);
+    let b = t_dot(phi, y);
     let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
     let w = chol.solve(&b, "ΦᵀΦ + σ²I")?;
     let log_det_a = chol.ln_det();
@@ -263,7 +259,7 @@ impl Posterior {
         noise: f64,
     ) -> Result<Self, FastfoodError> {
         let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
-        let mean = chol.solve(&phi.t().dot(&y), "ΦᵀΦ + σ²I")?;
+        let mean = chol.solve(&t_dot(phi, y), "ΦᵀΦ + σ²I")?;
         let cov = chol.inverse("ΦᵀΦ + σ²I")? * noise;
         Ok(Self { mean, cov, noise })
     }

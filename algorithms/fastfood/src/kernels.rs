@@ -11,6 +11,7 @@
 //! `scale (m), G (k·d), B (k·d)`; PWL `log heights (K+1)`; SSGPR `Ω (m × dim, row-major)`; GM has
 //! no common signal: `[noise, then per component q: log w_q, log ℓ_q (dim), μ_q (dim)]`.
 
+use kernel_core::trig::sin_cos;
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -513,15 +514,18 @@ impl FeatureModel {
             let z = x.dot(&omega.t());
             let amp = (theta[1].exp() / self.spec.m as f64).sqrt();
             let m = self.spec.m;
-            phi.axis_iter_mut(Axis(0))
-                .zip(z.axis_iter(Axis(0)))
-                .for_each(|(mut p, z)| {
-                    for j in 0..m {
-                        let (s, c) = z[j].sin_cos();
-                        p[j] = amp * c;
-                        p[m + j] = amp * s;
-                    }
-                });
+            let (mut sin, mut cos) = (vec![0.0; m], vec![0.0; m]);
+            for (mut p, z) in phi.axis_iter_mut(Axis(0)).zip(z.axis_iter(Axis(0))) {
+                sin_cos(
+                    z.as_slice().expect("a standard-layout product"),
+                    &mut sin,
+                    &mut cos,
+                );
+                for j in 0..m {
+                    p[j] = amp * cos[j];
+                    p[m + j] = amp * sin[j];
+                }
+            }
             return Ok(phi);
         }
         let (scales, _) = self.scales(theta);
@@ -533,6 +537,8 @@ impl FeatureModel {
             .for_each(|(mut p, xs)| {
                 let mut work = BatchWork::default();
                 let (mut xt, mut z) = (Vec::new(), Vec::new());
+                // sin and cos of the batch's arguments (GM: of z + μᵀx, then of z − μᵀx).
+                let (mut arg, mut sin, mut cos) = (Vec::new(), Vec::new(), Vec::new());
                 for (c, d) in self.draws.iter().enumerate() {
                     let (amp, loglen, mean) = self.component(theta, c);
                     let (sign, gauss) = self.diagonals(theta, c);
@@ -549,29 +555,44 @@ impl FeatureModel {
                             scale_inputs(xrow, loglen, &mut xt[q * dim..][..dim]);
                         }
                         d.project_rows(&xt, r, sign, gauss, &scales[c], &mut z, &mut work);
-                        for (q, (mut prow, xrow)) in pb
-                            .axis_iter_mut(Axis(0))
-                            .zip(xb.axis_iter(Axis(0)))
-                            .enumerate()
-                        {
-                            let z = &z[q * rows..][..rows];
-                            match mean {
-                                None => {
+                        let len = r * rows;
+                        let z = &z[..len];
+                        sin.resize(len, 0.0);
+                        cos.resize(len, 0.0);
+                        match mean {
+                            None => {
+                                sin_cos(z, &mut sin, &mut cos);
+                                for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
+                                    let (s, co) =
+                                        (&sin[q * rows..][..rows], &cos[q * rows..][..rows]);
                                     for j in 0..rows {
-                                        let (s, co) = z[j].sin_cos();
-                                        prow[j] = amp * co;
-                                        prow[rows + j] = amp * s;
+                                        prow[j] = amp * co[j];
+                                        prow[rows + j] = amp * s[j];
                                     }
                                 }
-                                Some(mu) => {
-                                    let mx: f64 = mu.iter().zip(xrow).map(|(a, b)| a * b).sum();
-                                    for j in 0..rows {
-                                        let (s1, c1) = (z[j] + mx).sin_cos();
-                                        let (s2, c2) = (z[j] - mx).sin_cos();
-                                        prow[col + j] = amp * c1;
-                                        prow[col + rows + j] = amp * s1;
-                                        prow[col + 2 * rows + j] = amp * c2;
-                                        prow[col + 3 * rows + j] = amp * s2;
+                            }
+                            Some(mu) => {
+                                let mx: Vec<f64> = xb
+                                    .axis_iter(Axis(0))
+                                    .map(|xrow| mu.iter().zip(xrow).map(|(a, b)| a * b).sum())
+                                    .collect();
+                                arg.resize(len, 0.0);
+                                for (half, shift) in [(0, 1.0), (2 * rows, -1.0)] {
+                                    for (q, &mx) in mx.iter().enumerate() {
+                                        let (a, zq) =
+                                            (&mut arg[q * rows..][..rows], &z[q * rows..][..rows]);
+                                        for (a, z) in a.iter_mut().zip(zq) {
+                                            *a = z + shift * mx;
+                                        }
+                                    }
+                                    sin_cos(&arg, &mut sin, &mut cos);
+                                    for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
+                                        let (s, co) =
+                                            (&sin[q * rows..][..rows], &cos[q * rows..][..rows]);
+                                        for j in 0..rows {
+                                            prow[col + half + j] = amp * co[j];
+                                            prow[col + half + rows + j] = amp * s[j];
+                                        }
                                     }
                                 }
                             }
