@@ -559,17 +559,23 @@ impl FeatureModel {
                         let z = &z[..len];
                         sin.resize(len, 0.0);
                         cos.resize(len, 0.0);
+                        // amp·cos and amp·sin into columns offset.. and offset + rows.. of the batch.
+                        let write = |pb: &mut ndarray::ArrayViewMut2<f64>,
+                                     sin: &[f64],
+                                     cos: &[f64],
+                                     offset: usize| {
+                            for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
+                                let (s, co) = (&sin[q * rows..][..rows], &cos[q * rows..][..rows]);
+                                for j in 0..rows {
+                                    prow[offset + j] = amp * co[j];
+                                    prow[offset + rows + j] = amp * s[j];
+                                }
+                            }
+                        };
                         match mean {
                             None => {
                                 sin_cos(z, &mut sin, &mut cos);
-                                for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
-                                    let (s, co) =
-                                        (&sin[q * rows..][..rows], &cos[q * rows..][..rows]);
-                                    for j in 0..rows {
-                                        prow[j] = amp * co[j];
-                                        prow[rows + j] = amp * s[j];
-                                    }
-                                }
+                                write(&mut pb, &sin, &cos, 0);
                             }
                             Some(mu) => {
                                 let mx: Vec<f64> = xb
@@ -586,14 +592,7 @@ impl FeatureModel {
                                         }
                                     }
                                     sin_cos(&arg, &mut sin, &mut cos);
-                                    for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
-                                        let (s, co) =
-                                            (&sin[q * rows..][..rows], &cos[q * rows..][..rows]);
-                                        for j in 0..rows {
-                                            prow[col + half + j] = amp * co[j];
-                                            prow[col + half + rows + j] = amp * s[j];
-                                        }
-                                    }
+                                    write(&mut pb, &sin, &cos, col + half);
                                 }
                             }
                         }
