@@ -73,6 +73,9 @@ fn check_phi(phi: &[u32], t: usize, psi: usize) -> Result<(), IsolationError> {
     Ok(())
 }
 
+/// Rows whose scores [`IkOgd::predict_rows`] sums at once.
+const ROWS_AT_ONCE: usize = 4;
+
 /// IK-OGD ([DMKD] Algorithm 2, spec §6), primal form: w ∈ R^{tψ}, w = 0 at start,
 /// g = ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` (t look-ups, no 1/t, D5), and when c·g < 1
 /// `w[i·ψ + φ_i(x)] += η·c` for i = 1..t. Hinge loss, constant η, no regularisation or
@@ -125,6 +128,44 @@ impl IkOgd {
     /// Number of updates (margin violations) so far: the support vectors of the dual view.
     pub fn support_vectors(&self) -> usize {
         self.n_updates
+    }
+
+    /// [`OnlineLearner::predict_one`] of every row of `phis` (rows of t indices, one after
+    /// another) into `out`: each row's g summed in the same order as `predict_one`, so the same
+    /// bits, but [`ROWS_AT_ONCE`] rows at a time, so that their chains of dependent additions
+    /// overlap (a row's t additions alone wait on each other).
+    pub fn predict_rows(&self, phis: &[u32], out: &mut [f64]) -> Result<(), IsolationError> {
+        let (t, psi) = (self.t, self.psi);
+        if phis.len() != out.len() * t {
+            return Err(
+                CoreError::shape("index vectors vs rows * t", out.len() * t, phis.len()).into(),
+            );
+        }
+        if let Some(&bad) = phis.iter().find(|&&c| c as usize >= psi) {
+            return Err(
+                CoreError::invalid_input("cell index phi_i", bad, "an index below psi").into(),
+            );
+        }
+        let mut groups = phis.chunks_exact(ROWS_AT_ONCE * t);
+        let mut outs = out.chunks_exact_mut(ROWS_AT_ONCE);
+        for (group, out) in (&mut groups).zip(&mut outs) {
+            let mut g = [0.0; ROWS_AT_ONCE];
+            for (i, w) in self.w.chunks_exact(psi).enumerate() {
+                for (r, g) in g.iter_mut().enumerate() {
+                    *g += w[group[r * t + i] as usize];
+                }
+            }
+            out.copy_from_slice(&g);
+        }
+        for (phi, out) in groups
+            .remainder()
+            .chunks_exact(t)
+            .zip(outs.into_remainder())
+        {
+            *out = dot(&self.w, psi, phi);
+        }
+        self.lookups.set(self.lookups.get() + phis.len() as u64);
+        Ok(())
     }
 
     fn score(&self, phi: &[u32], naive: bool) -> Result<f64, IsolationError> {
@@ -468,6 +509,36 @@ pub(crate) mod tests {
             .filter(|(r, &c)| label(learner.predict_one(r).unwrap()) == c)
             .count();
         assert!(correct as f64 > 0.8 * y.len() as f64, "{correct}");
+    }
+
+    /// The rows' scores at once are `predict_one`'s bits row by row (whole groups of four and a
+    /// remainder), count the same look-ups, and a bad index or shape is an error.
+    #[test]
+    fn predict_rows_gives_the_bits_of_predict_one() {
+        let (t, psi) = (30, 16);
+        let (phi, y) = indexed(t, psi, 2);
+        let mut learner = IkOgd::new(t, psi, 0.37).unwrap();
+        for (row, &c) in phi.chunks(t).zip(&y).take(700) {
+            learner.update(row, c).unwrap();
+        }
+        for rows in [0, 1, 4, 7, 800] {
+            let phis = &phi[..rows * t];
+            let before = learner.lookups();
+            let mut got = vec![f64::NAN; rows];
+            learner.predict_rows(phis, &mut got).unwrap();
+            assert_eq!(learner.lookups() - before, (rows * t) as u64);
+            let want: Vec<u64> = phis
+                .chunks(t)
+                .map(|r| learner.predict_one(r).unwrap().to_bits())
+                .collect();
+            let got: Vec<u64> = got.iter().map(|g| g.to_bits()).collect();
+            assert_eq!(got, want, "{rows} rows");
+        }
+        let mut out = vec![0.0; 2];
+        assert!(learner.predict_rows(&phi[..3 * t], &mut out).is_err());
+        let mut bad = phi[..2 * t].to_vec();
+        bad[t + 3] = psi as u32;
+        assert!(learner.predict_rows(&bad, &mut out).is_err());
     }
 
     #[test]

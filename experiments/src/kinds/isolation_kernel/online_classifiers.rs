@@ -603,8 +603,17 @@ impl Classifier {
                 map_seconds,
             } => {
                 let rows = ex.rows()?;
+                let mut scores = vec![0.0; MAP_CHUNK];
                 for ids in ids.chunks(MAP_CHUNK) {
                     let phi = Self::phi(map, rows, ids, map_seconds)?;
+                    if let IkModel::Primal(m) = model {
+                        let scores = &mut scores[..ids.len()];
+                        m.predict_rows(&phi, scores)?;
+                        for (&g, &i) in scores.iter().zip(ids) {
+                            correct += usize::from(label(g) == ex.label(i));
+                        }
+                        continue;
+                    }
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let g = match model {
                             IkModel::Primal(m) => m.predict_one(row)?,
