@@ -383,10 +383,16 @@ impl Summary {
             .map_or(value, String::as_str)
     }
 
-    /// The selection of the rows of one value of `by`.
-    fn of(&self, value: &str) -> toml::Table {
+    /// The selection of the rows of one value of `by` (as [`Self::values`] writes it: a
+    /// number's selector is that number, found among `rows`, not its text).
+    fn of(&self, rows: &[Row], value: &str) -> toml::Table {
+        let selector = crate::stats::selected(rows, &self.select)
+            .filter_map(|r| r.get(&self.by))
+            .find(|v| v.to_string() == value)
+            .and_then(|v| v.selector())
+            .unwrap_or_else(|| toml::Value::String(value.to_string()));
         let mut t = self.select.clone();
-        t.insert(self.by.clone(), toml::Value::String(value.to_string()));
+        t.insert(self.by.clone(), selector);
         t
     }
 
@@ -425,7 +431,8 @@ impl Summary {
     /// One table of `rows`, appended to `out`.
     fn table(&self, out: &mut String, rows: &[Row]) {
         let values = self.values(rows);
-        let stats = |value: &str, metric: &str| mean_sd(&values_of(rows, metric, &self.of(value)));
+        let stats =
+            |value: &str, metric: &str| mean_sd(&values_of(rows, metric, &self.of(rows, value)));
         match self.kind {
             SummaryKind::MeanSd => {
                 let _ = writeln!(out, "| {} | {} |", self.by, self.metrics.join(" | "));
@@ -482,8 +489,8 @@ impl Summary {
                             match crate::stats::sign_test(
                                 rows,
                                 metric,
-                                &self.of(hi),
-                                &self.of(lo),
+                                &self.of(rows, hi),
+                                &self.of(rows, lo),
                                 &self.pair_by,
                             ) {
                                 Ok(t) => paper_p(t.p_value),
@@ -615,5 +622,42 @@ mod tests {
         assert!(bad
             .validate(&["method", "rep", "acc"].map(String::from))
             .is_err());
+    }
+
+    /// Rows grouped by a numeric column (integers, floats, booleans) find their rows: the
+    /// value a table row shows is matched as that number, not as its text (which matched no
+    /// row, so every cell read "no rows").
+    #[test]
+    fn numeric_by_columns_find_their_rows() {
+        let mut rows = Vec::new();
+        for rep in 0..3usize {
+            for (psi, gamma, on) in [(4i64, 0.5, true), (64, 1.25, false)] {
+                rows.push(row([
+                    ("method", "ik_a".into()),
+                    ("psi", Value::Int(psi)),
+                    ("gamma", Value::Float(gamma)),
+                    ("on", Value::Bool(on)),
+                    ("rep", rep.into()),
+                    ("acc", Value::Float(psi as f64 + rep as f64)),
+                ]));
+            }
+        }
+        for by in ["psi", "gamma", "on"] {
+            let means: Summary = toml::from_str(&format!(
+                "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = '{by}'\nselect = {{ method = 'ik_a' }}"
+            ))
+            .unwrap();
+            let md = means.markdown(&rows, &[]);
+            assert!(!md.contains("no rows"), "{md}");
+            assert!(md.contains(" | 5.000 ± 1.000 (n = 3) |"), "{md}");
+            assert!(md.contains(" | 65.000 ± 1.000 (n = 3) |"), "{md}");
+        }
+        let ordered: Summary = toml::from_str(
+            "kind = 'mean_sd'\nlabel = 'M'\nmetrics = ['acc']\nby = 'psi'\norder = ['64', '4', '16']",
+        )
+        .unwrap();
+        let md = ordered.markdown(&rows, &[]);
+        assert!(md.contains("| 64 | 65.000 ± 1.000 (n = 3) |"), "{md}");
+        assert!(md.contains("| 16 | no rows |"), "{md}");
     }
 }

@@ -50,6 +50,17 @@ impl Value {
 
     /// Whether this value equals a TOML selector value (numbers compare numerically); an array
     /// selector matches any of its items.
+    /// The selector that [`Self::matches`] this value and no other (`None` for null).
+    pub fn selector(&self) -> Option<toml::Value> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(b) => toml::Value::Boolean(*b),
+            Value::Int(i) => toml::Value::Integer(*i),
+            Value::Float(x) => toml::Value::Float(*x),
+            Value::Str(s) => toml::Value::String(s.clone()),
+        })
+    }
+
     pub fn matches(&self, selector: &toml::Value) -> bool {
         match (self, selector) {
             (v, toml::Value::Array(items)) => items.iter().any(|i| v.matches(i)),
