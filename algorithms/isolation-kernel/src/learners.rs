@@ -67,6 +67,11 @@ fn check_phi(phi: &[u32], t: usize, psi: usize) -> Result<(), IsolationError> {
     if phi.len() != t {
         return Err(CoreError::shape("index vector phi(x) vs t", t, phi.len()).into());
     }
+    check_cells(phi, psi)
+}
+
+/// Every cell index of `phi` (one or more index vectors) is below ψ.
+fn check_cells(phi: &[u32], psi: usize) -> Result<(), IsolationError> {
     if let Some(&bad) = phi.iter().find(|&&c| c as usize >= psi) {
         return Err(CoreError::invalid_input("cell index phi_i", bad, "an index below psi").into());
     }
@@ -141,11 +146,7 @@ impl IkOgd {
                 CoreError::shape("index vectors vs rows * t", out.len() * t, phis.len()).into(),
             );
         }
-        if let Some(&bad) = phis.iter().find(|&&c| c as usize >= psi) {
-            return Err(
-                CoreError::invalid_input("cell index phi_i", bad, "an index below psi").into(),
-            );
-        }
+        check_cells(phis, psi)?;
         let mut groups = phis.chunks_exact(ROWS_AT_ONCE * t);
         let mut outs = out.chunks_exact_mut(ROWS_AT_ONCE);
         for (group, out) in (&mut groups).zip(&mut outs) {

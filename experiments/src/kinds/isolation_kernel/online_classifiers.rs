@@ -606,20 +606,22 @@ impl Classifier {
                 let mut scores = vec![0.0; MAP_CHUNK];
                 for ids in ids.chunks(MAP_CHUNK) {
                     let phi = Self::phi(map, rows, ids, map_seconds)?;
-                    if let IkModel::Primal(m) = model {
-                        let scores = &mut scores[..ids.len()];
-                        m.predict_rows(&phi, scores)?;
-                        for (&g, &i) in scores.iter().zip(ids) {
-                            correct += usize::from(label(g) == ex.label(i));
+                    let scores = &mut scores[..ids.len()];
+                    let rows_of = phi.chunks_exact(map.t());
+                    match model {
+                        IkModel::Primal(m) => m.predict_rows(&phi, scores)?,
+                        IkModel::Naive(m) => {
+                            for (g, row) in scores.iter_mut().zip(rows_of) {
+                                *g = m.predict_one(row)?;
+                            }
                         }
-                        continue;
+                        IkModel::Dual(m) => {
+                            for (g, row) in scores.iter_mut().zip(rows_of) {
+                                *g = m.predict_one(row)?;
+                            }
+                        }
                     }
-                    for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
-                        let g = match model {
-                            IkModel::Primal(m) => m.predict_one(row)?,
-                            IkModel::Naive(m) => m.predict_one(row)?,
-                            IkModel::Dual(m) => m.predict_one(row)?,
-                        };
+                    for (&g, &i) in scores.iter().zip(ids) {
                         correct += usize::from(label(g) == ex.label(i));
                     }
                 }
