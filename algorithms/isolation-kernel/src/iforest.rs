@@ -388,11 +388,7 @@ unsafe fn exit_leaves_avx2(
         _CMP_LT_OQ,
     };
     const _: () = assert!(LANES == 16);
-    for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
-        let first = g * LANES;
-        if first >= rows {
-            break;
-        }
+    for_each_group(block, dim, rows, out, stride, |group| {
         let all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
         let mut sets: [__m256d; 4] = [all; 4];
         for ((&a, &s), &m) in masks.attr.iter().zip(&masks.split).zip(&masks.mask) {
@@ -417,10 +413,8 @@ unsafe fn exit_leaves_avx2(
                 )
             };
         }
-        for (lane, leaves) in leaves.iter().enumerate().take(rows - first) {
-            out[(first + lane) * stride] = leaves.trailing_zeros();
-        }
-    }
+        leaves
+    })
 }
 
 /// The exit leaves of the rows of `block` (laid out as [`IsolationTree::leaves_of_block`]
@@ -435,11 +429,7 @@ fn exit_leaves(
     out: &mut [u32],
     stride: usize,
 ) {
-    for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
-        let first = g * LANES;
-        if first >= rows {
-            break;
-        }
+    for_each_group(block, dim, rows, out, stride, |group| {
         let mut leaves = [u64::MAX; LANES];
         for ((&a, &s), &m) in masks.attr.iter().zip(&masks.split).zip(&masks.mask) {
             let a = a as usize * LANES;
@@ -448,6 +438,30 @@ fn exit_leaves(
                 *leaves &= if x < s { u64::MAX } else { m };
             }
         }
+        leaves
+    })
+}
+
+/// The loop shared by [`exit_leaves`] and its intrinsics: `candidates` gives the candidate sets
+/// of the [`LANES`] rows of a group (each a column of `group`, attribute by attribute), and the
+/// exit leaf of each of the first `rows` rows, its set's lowest bit, goes to
+/// `out[row * stride]`. Inlined into each caller, so that the closure is compiled for the
+/// caller's vector unit.
+#[inline(always)]
+fn for_each_group(
+    block: &[f64],
+    dim: usize,
+    rows: usize,
+    out: &mut [u32],
+    stride: usize,
+    mut candidates: impl FnMut(&[f64]) -> [u64; LANES],
+) {
+    for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
+        let first = g * LANES;
+        if first >= rows {
+            break;
+        }
+        let leaves = candidates(group);
         for (lane, leaves) in leaves.iter().enumerate().take(rows - first) {
             out[(first + lane) * stride] = leaves.trailing_zeros();
         }
