@@ -424,6 +424,10 @@ fn dashboard(
     (out, problems)
 }
 
+/// How a section's anchor line starts (`<a id="name"></a>`, before its `###` header), after
+/// the line break that ends the section before it.
+const ANCHOR: &str = "\n<a id=\"";
+
 /// How a section kept from an earlier report begins.
 const KEPT_MARK: &str = "_Kept from the previous report:";
 
@@ -449,12 +453,12 @@ impl Report {
 }
 
 /// A config's section of a report written before (`### <figure> — `<name>``, up to the next
-/// section or paper), if it has one.
+/// section, the next section's anchor or the next paper), if it has one.
 fn previous_section<'a>(previous: &'a str, figure: &str, name: &str) -> Option<&'a str> {
     let header = format!("\n### {figure} — `{name}`\n");
     let start = previous.find(&header)? + 1;
     let rest = &previous[start + header.len() - 1..];
-    let end = ["\n### ", "\n## "]
+    let end = ["\n### ", "\n## ", ANCHOR]
         .iter()
         .filter_map(|h| rest.find(h))
         .min()
@@ -530,11 +534,14 @@ pub fn build(
                         Some(text) => {
                             kept += 1;
                             evidence.push(Evidence::kept(r, text));
-                            // The old section's body, without its header and earlier marks.
+                            // The old section's body, without its header, earlier marks and
+                            // the anchors that reports before this fix carried over.
                             let body: String = text
                                 .lines()
                                 .skip(1)
-                                .filter(|l| !l.starts_with(KEPT_MARK))
+                                .filter(|l| {
+                                    !l.starts_with(KEPT_MARK) && !l.starts_with(&ANCHOR[1..])
+                                })
                                 .map(|l| format!("{l}\n"))
                                 .collect();
                             let _ = write!(
@@ -781,5 +788,11 @@ mod tests {
             Some("### Fig. 3 — `c`\n\nbody c\n")
         );
         assert_eq!(previous_section(text, "Fig. 4", "d"), None);
+        // A section ends before the anchor of the next one.
+        let text = "## P\n\n<a id=\"a\"></a>\n\n### Fig. 1 — `a`\n\nbody a\n\n<a id=\"b\"></a>\n\n### Fig. 2 — `b`\n\nbody b\n";
+        assert_eq!(
+            previous_section(text, "Fig. 1", "a"),
+            Some("### Fig. 1 — `a`\n\nbody a\n\n")
+        );
     }
 }
