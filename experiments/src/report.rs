@@ -452,6 +452,12 @@ impl Report {
     }
 }
 
+/// The start of a config's section: its anchor, then its `###` header (what
+/// [`previous_section`] finds again), then a blank line.
+fn heading(figure: &str, name: &str) -> String {
+    format!("{ANCHOR}{name}\"></a>\n\n### {figure} — `{name}`\n\n")
+}
+
 /// A config's section of a report written before (`### <figure> — `<name>``, up to the next
 /// section, the next section's anchor or the next paper), if it has one.
 fn previous_section<'a>(previous: &'a str, figure: &str, name: &str) -> Option<&'a str> {
@@ -515,10 +521,8 @@ pub fn build(
                 Ok(x) => {
                     let _ = write!(
                         out,
-                        "\n<a id=\"{}\"></a>\n\n### {} — `{}`\n\n{}\n\n",
-                        e.name,
-                        e.figure,
-                        e.name,
+                        "{}{}\n\n",
+                        heading(&e.figure, &e.name),
                         e.description.trim()
                     );
                     x
@@ -534,23 +538,18 @@ pub fn build(
                         Some(text) => {
                             kept += 1;
                             evidence.push(Evidence::kept(r, text));
-                            // The old section's body, without its header, earlier marks and
-                            // the anchors that reports before this fix carried over.
+                            // The old section's body, without its header and earlier marks.
                             let body: String = text
                                 .lines()
                                 .skip(1)
-                                .filter(|l| {
-                                    !l.starts_with(KEPT_MARK) && !l.starts_with(&ANCHOR[1..])
-                                })
+                                .filter(|l| !l.starts_with(KEPT_MARK))
                                 .map(|l| format!("{l}\n"))
                                 .collect();
                             let _ = write!(
                                 out,
-                                "\n<a id=\"{}\"></a>\n\n### {} — `{}`\n\n{KEPT_MARK} no complete `{run}` run here \
-                                 ({why}); `repro run {}` regenerates it._\n\n{}\n",
-                                e.name,
-                                e.figure,
-                                e.name,
+                                "{}{KEPT_MARK} no complete `{run}` run here ({why}); `repro run {}` \
+                                 regenerates it._\n\n{}\n",
+                                heading(&e.figure, &e.name),
                                 r.path.display(),
                                 body.trim_matches('\n'),
                             );
@@ -558,11 +557,8 @@ pub fn build(
                         None => {
                             let _ = write!(
                                 out,
-                                "\n<a id=\"{}\"></a>\n\n### {} — `{}`\n\n{}\n\n_No complete `{run}` run: {why}. Run \
-                                 `repro run {}`._\n",
-                                e.name,
-                                e.figure,
-                                e.name,
+                                "{}{}\n\n_No complete `{run}` run: {why}. Run `repro run {}`._\n",
+                                heading(&e.figure, &e.name),
                                 e.description.trim(),
                                 r.path.display()
                             );
