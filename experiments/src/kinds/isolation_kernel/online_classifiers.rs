@@ -432,6 +432,50 @@ pub enum IkModel {
     Dual(IkOgdDual),
 }
 
+/// The three forms of IK-OGD answer one protocol: the stream loops dispatch here once.
+impl OnlineLearner for IkModel {
+    type Row = [u32];
+    type Error = isolation_kernel::IsolationError;
+
+    fn predict_one(&self, phi: &[u32]) -> Result<f64, Self::Error> {
+        match self {
+            IkModel::Primal(m) => m.predict_one(phi),
+            IkModel::Naive(m) => m.predict_one(phi),
+            IkModel::Dual(m) => m.predict_one(phi),
+        }
+    }
+
+    fn update(&mut self, phi: &[u32], c: f64) -> Result<f64, Self::Error> {
+        match self {
+            IkModel::Primal(m) => m.update(phi, c),
+            IkModel::Naive(m) => m.update(phi, c),
+            IkModel::Dual(m) => m.update(phi, c),
+        }
+    }
+}
+
+impl IkModel {
+    fn counters(&self) -> Counters {
+        match self {
+            IkModel::Primal(m) => Counters {
+                support_vectors: m.support_vectors(),
+                kernel_evaluations: 0,
+                lookups: m.lookups(),
+            },
+            IkModel::Naive(m) => Counters {
+                support_vectors: m.support_vectors(),
+                kernel_evaluations: 0,
+                lookups: m.lookups(),
+            },
+            IkModel::Dual(m) => Counters {
+                support_vectors: m.support_vectors(),
+                kernel_evaluations: m.kernel_evaluations(),
+                lookups: 0,
+            },
+        }
+    }
+}
+
 /// One learner, ready for a stream.
 pub enum Classifier {
     Isolation {
@@ -558,11 +602,7 @@ impl Classifier {
                     let phi = Self::phi(map, rows, ids, map_seconds)?;
                     for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
                         let c = ex.label(i);
-                        let g = match model {
-                            IkModel::Primal(m) => m.update(row, c)?,
-                            IkModel::Naive(m) => m.update(row, c)?,
-                            IkModel::Dual(m) => m.update(row, c)?,
-                        };
+                        let g = model.update(row, c)?;
                         mistakes += usize::from(label(g) != c);
                     }
                 }
@@ -609,15 +649,11 @@ impl Classifier {
                     let scores = &mut scores[..ids.len()];
                     let rows_of = phi.chunks_exact(map.t());
                     match model {
+                        // The primal weights predict a chunk at once; the others row by row.
                         IkModel::Primal(m) => m.predict_rows(&phi, scores)?,
-                        IkModel::Naive(m) => {
+                        _ => {
                             for (g, row) in scores.iter_mut().zip(rows_of) {
-                                *g = m.predict_one(row)?;
-                            }
-                        }
-                        IkModel::Dual(m) => {
-                            for (g, row) in scores.iter_mut().zip(rows_of) {
-                                *g = m.predict_one(row)?;
+                                *g = model.predict_one(row)?;
                             }
                         }
                     }
@@ -660,23 +696,7 @@ impl Classifier {
 
     pub fn counters(&self) -> Counters {
         match self {
-            Classifier::Isolation { model, .. } => match model {
-                IkModel::Primal(m) => Counters {
-                    support_vectors: m.support_vectors(),
-                    kernel_evaluations: 0,
-                    lookups: m.lookups(),
-                },
-                IkModel::Naive(m) => Counters {
-                    support_vectors: m.support_vectors(),
-                    kernel_evaluations: 0,
-                    lookups: m.lookups(),
-                },
-                IkModel::Dual(m) => Counters {
-                    support_vectors: m.support_vectors(),
-                    kernel_evaluations: m.kernel_evaluations(),
-                    lookups: 0,
-                },
-            },
+            Classifier::Isolation { model, .. } => model.counters(),
             Classifier::Ogd(m) => Counters {
                 support_vectors: m.support_vectors(),
                 kernel_evaluations: m.kernel_evaluations(),
