@@ -452,16 +452,21 @@ impl Report {
     }
 }
 
-/// The start of a config's section: its anchor, then its `###` header (what
+/// A config's `###` header line (without its line break).
+fn header(figure: &str, name: &str) -> String {
+    format!("### {figure} — `{name}`")
+}
+
+/// The start of a config's section: its anchor, then its [`header`] (what
 /// [`previous_section`] finds again), then a blank line.
 fn heading(figure: &str, name: &str) -> String {
-    format!("{ANCHOR}{name}\"></a>\n\n### {figure} — `{name}`\n\n")
+    format!("{ANCHOR}{name}\"></a>\n\n{}\n\n", header(figure, name))
 }
 
 /// A config's section of a report written before (`### <figure> — `<name>``, up to the next
 /// section, the next section's anchor or the next paper), if it has one.
 fn previous_section<'a>(previous: &'a str, figure: &str, name: &str) -> Option<&'a str> {
-    let header = format!("\n### {figure} — `{name}`\n");
+    let header = format!("\n{}\n", header(figure, name));
     let start = previous.find(&header)? + 1;
     let rest = &previous[start + header.len() - 1..];
     let end = ["\n### ", "\n## ", ANCHOR]
