@@ -37,48 +37,81 @@ const C6: f64 = -1.135_964_755_778_819_482_65e-11;
 /// Arguments at least this large (2^19) are left to the standard library.
 const LIMIT: f64 = 524_288.0;
 
-/// `(sin x, cos x)` for |x| < 2^19 by the reduction and kernels above.
+/// `(sin x, cos x)` for |x| < 2^19 by the reduction and kernels above, for `W` arguments at
+/// once: each step taken for all of them before the next, `W` independent dependency chains side
+/// by side (on a Zen 3 with AVX2, W = 4: 3.0 ns per argument against 3.7 for the same operations
+/// one argument after the other, which the compiler also vectorised).
 #[inline(always)]
-fn reduced_sin_cos(x: f64) -> (f64, f64) {
-    let n = (x * INV_PIO2).round_ties_even();
-    let t = x - n * PIO2_1;
-    let w = n * PIO2_2;
-    let r = t - w;
-    let w = n * PIO2_2T - ((t - r) - w);
-    // x − n·π/2 = y0 + y1 (head and tail).
-    let y0 = r - w;
-    let y1 = (r - y0) - w;
-    let z = y0 * y0;
-    let zz = z * z;
-    let rs = S2 + z * (S3 + z * S4) + z * zz * (S5 + z * S6);
-    let v = z * y0;
-    let s = y0 - ((z * (0.5 * y1 - v * rs) - y1) - v * S1);
-    let rc = z * (C1 + z * (C2 + z * C3)) + zz * zz * (C4 + z * (C5 + z * C6));
-    let hz = 0.5 * z;
-    let h = 1.0 - hz;
-    let c = h + (((1.0 - h) - hz) + (z * rc - y0 * y1));
-    // The quadrant n mod 4 (exact for |n| < 2^50).
-    let q = n - 4.0 * (n * 0.25).floor();
-    if q == 0.0 {
-        (s, c)
-    } else if q == 1.0 {
-        (c, -s)
-    } else if q == 2.0 {
-        (-s, -c)
-    } else {
-        (-c, s)
+fn reduced_sin_cos<const W: usize>(x: &[f64; W], sin: &mut [f64; W], cos: &mut [f64; W]) {
+    let lanes = |f: &dyn Fn(usize) -> f64| -> [f64; W] { std::array::from_fn(f) };
+    let n = lanes(&|k| (x[k] * INV_PIO2).round_ties_even());
+    let t = lanes(&|k| x[k] - n[k] * PIO2_1);
+    let w = lanes(&|k| n[k] * PIO2_2);
+    let r = lanes(&|k| t[k] - w[k]);
+    let w = lanes(&|k| n[k] * PIO2_2T - ((t[k] - r[k]) - w[k]));
+    let y0 = lanes(&|k| r[k] - w[k]);
+    let y1 = lanes(&|k| (r[k] - y0[k]) - w[k]);
+    let z = lanes(&|k| y0[k] * y0[k]);
+    let zz = lanes(&|k| z[k] * z[k]);
+    let rs = lanes(&|k| S2 + z[k] * (S3 + z[k] * S4) + z[k] * zz[k] * (S5 + z[k] * S6));
+    let v = lanes(&|k| z[k] * y0[k]);
+    let s = lanes(&|k| y0[k] - ((z[k] * (0.5 * y1[k] - v[k] * rs[k]) - y1[k]) - v[k] * S1));
+    let rc = lanes(&|k| {
+        z[k] * (C1 + z[k] * (C2 + z[k] * C3)) + zz[k] * zz[k] * (C4 + z[k] * (C5 + z[k] * C6))
+    });
+    let hz = lanes(&|k| 0.5 * z[k]);
+    let h = lanes(&|k| 1.0 - hz[k]);
+    let c = lanes(&|k| h[k] + (((1.0 - h[k]) - hz[k]) + (z[k] * rc[k] - y0[k] * y1[k])));
+    let q = lanes(&|k| n[k] - 4.0 * (n[k] * 0.25).floor());
+    for k in 0..W {
+        (sin[k], cos[k]) = if q[k] == 0.0 {
+            (s[k], c[k])
+        } else if q[k] == 1.0 {
+            (c[k], -s[k])
+        } else if q[k] == 2.0 {
+            (-s[k], -c[k])
+        } else {
+            (-c[k], s[k])
+        };
     }
 }
 
 #[inline(always)]
 fn sin_cos_generic(x: &[f64], sin: &mut [f64], cos: &mut [f64]) {
-    for ((&x, s), c) in x.iter().zip(sin.iter_mut()).zip(cos.iter_mut()) {
-        (*s, *c) = reduced_sin_cos(x);
+    const W: usize = 4;
+    let n = x.len().min(sin.len()).min(cos.len());
+    let (x, sin, cos) = (&x[..n], &mut sin[..n], &mut cos[..n]);
+    let body = n - n % W;
+    for ((xb, sb), cb) in x[..body]
+        .chunks_exact(W)
+        .zip(sin[..body].chunks_exact_mut(W))
+        .zip(cos[..body].chunks_exact_mut(W))
+    {
+        reduced_sin_cos::<W>(
+            xb.try_into().expect("W"),
+            sb.try_into().expect("W"),
+            cb.try_into().expect("W"),
+        );
     }
-    for ((&x, s), c) in x.iter().zip(sin.iter_mut()).zip(cos.iter_mut()) {
-        if x.abs() >= LIMIT || x.is_nan() {
-            (*s, *c) = (x.sin(), x.cos());
+    let rest = n - body;
+    if rest > 0 {
+        let (mut xb, mut sb, mut cb) = ([0.0; W], [0.0; W], [0.0; W]);
+        xb[..rest].copy_from_slice(&x[body..]);
+        reduced_sin_cos::<W>(&xb, &mut sb, &mut cb);
+        sin[body..].copy_from_slice(&sb[..rest]);
+        cos[body..].copy_from_slice(&cb[..rest]);
+    }
+    // Arguments out of the reduction's range (or NaN): found a block at a time without a branch
+    // per argument, then given the standard library's values.
+    let outside = |x: f64| x.abs() >= LIMIT || x.is_nan();
+    let mut block = 0;
+    for xb in x.chunks(64) {
+        if xb.iter().fold(false, |any, &v| any | outside(v)) {
+            for (k, &v) in xb.iter().enumerate().filter(|(_, &v)| outside(v)) {
+                (sin[block + k], cos[block + k]) = (v.sin(), v.cos());
+            }
         }
+        block += xb.len();
     }
 }
 

@@ -17,11 +17,10 @@ const SPARE_BUFFERS: usize = 6;
 /// Smaller matrices are left to the allocator.
 const SPARE_MIN_LEN: usize = 1 << 14;
 
-/// A `rows × cols` matrix of zeros, in memory given back earlier on this thread when a buffer
-/// fits (the smallest of at least the size and at most twice it): an evaluation's matrices are
-/// megabytes, and fresh ones cost a page fault per 4 KiB on first write.
-pub(crate) fn zeros(rows: usize, cols: usize) -> Array2<f64> {
-    let len = rows * cols;
+/// An empty vector with room for `len` values, in memory given back earlier on this thread when
+/// a buffer fits (the smallest of at least the size and at most twice it): an evaluation's
+/// matrices are megabytes, and fresh ones cost a page fault per 4 KiB on first write.
+pub(crate) fn spare(len: usize) -> Vec<f64> {
     let reused = if len >= SPARE_MIN_LEN {
         SPARE.with(|spare| {
             let mut spare = spare.borrow_mut();
@@ -36,18 +35,24 @@ pub(crate) fn zeros(rows: usize, cols: usize) -> Array2<f64> {
     } else {
         None
     };
-    let v = match reused {
+    match reused {
         Some(mut v) => {
             v.clear();
-            v.resize(len, 0.0);
             v
         }
-        None => vec![0.0; len],
-    };
+        None => Vec::with_capacity(len),
+    }
+}
+
+/// A `rows × cols` matrix of zeros, in [`spare`] memory.
+pub(crate) fn zeros(rows: usize, cols: usize) -> Array2<f64> {
+    let len = rows * cols;
+    let mut v = spare(len);
+    v.resize(len, 0.0);
     Array2::from_shape_vec((rows, cols), v).expect("rows × cols values")
 }
 
-/// Gives a matrix's memory back for [`zeros`] to reuse on this thread.
+/// Gives a matrix's memory back for [`spare`] to reuse on this thread.
 pub(crate) fn recycle(a: Array2<f64>) {
     if a.len() < SPARE_MIN_LEN {
         return;
@@ -65,8 +70,10 @@ fn blas_int(n: usize) -> i32 {
     i32::try_from(n).expect("matrix dimension fits in a BLAS int")
 }
 
-/// `ΦᵀΦ` (`transpose = true`, D × D) or `ΦΦᵀ` (n × n), both triangles filled (dsyrk).
-pub fn gram(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
+/// The upper triangle of `ΦᵀΦ` (`transpose = true`, D × D) or `ΦΦᵀ` (n × n), zeros below the
+/// diagonal (dsyrk): all that the Cholesky factorisations read (the lower triangle of the
+/// column-major matrix).
+pub fn gram_upper(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
     let phi = phi.as_standard_layout();
     let (n, d) = phi.dim();
     let size = if transpose { d } else { n };
@@ -96,12 +103,22 @@ pub fn gram(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
             blas_int(size),
         );
     }
-    for i in 0..size {
-        for j in 0..i {
-            out[[i, j]] = out[[j, i]];
+    out
+}
+
+/// `a[i·n + j] = a[j·n + i]` for `j < i`: the strict upper triangle of the row-major `n × n`
+/// matrix `a` (its lower one, column-major) copied to the other side, in tiles.
+pub(crate) fn symmetrise(a: &mut [f64], n: usize) {
+    const TILE: usize = 32;
+    for i0 in (0..n).step_by(TILE) {
+        for j0 in (0..=i0).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(n) {
+                for j in j0..(j0 + TILE).min(i) {
+                    a[i * n + j] = a[j * n + i];
+                }
+            }
         }
     }
-    out
 }
 
 /// `Φᵀv` for a row-major Φ (n × D), as rows scaled and added in order: each entry the same
@@ -210,17 +227,8 @@ pub(crate) fn inverse_from_cholesky(mut l: Array2<f64>) -> Result<Array2<f64>, S
     if info != 0 {
         return Err(format!("dlauum returned info = {info}"));
     }
-    // Column-major: (i, j) at i + j·n; the lower triangle (i ≥ j) copied to (j, i), in tiles.
-    const TILE: usize = 32;
-    for j0 in (0..n).step_by(TILE) {
-        for i0 in (j0..n).step_by(TILE) {
-            for j in j0..(j0 + TILE).min(n) {
-                for i in i0.max(j + 1)..(i0 + TILE).min(n) {
-                    a[j + i * n] = a[i + j * n];
-                }
-            }
-        }
-    }
+    // Column-major: (i, j) at i + j·n; the lower triangle (i > j) copied to (j, i).
+    symmetrise(a, n);
     Ok(l)
 }
 
@@ -314,8 +322,13 @@ mod tests {
     #[test]
     fn gram_and_gemm_match_ndarray() {
         let p = array![[1.0, 2.0, -1.0], [0.5, 0.0, 3.0]];
-        assert_eq!(gram(p.view(), true), p.t().dot(&p));
-        assert_eq!(gram(p.view(), false), p.dot(&p.t()));
+        for (transpose, full) in [(true, p.t().dot(&p)), (false, p.dot(&p.t()))] {
+            let mut g = gram_upper(p.view(), transpose);
+            assert!(g.indexed_iter().all(|((i, j), &v)| i <= j || v == 0.0));
+            let size = g.nrows();
+            symmetrise(g.as_slice_mut().unwrap(), size);
+            assert_eq!(g, full);
+        }
         let mut c = Array2::ones((2, 2));
         gemm(2.0, p.view(), p.t(), 1.0, &mut c);
         assert_eq!(c, p.dot(&p.t()) * 2.0 + 1.0);

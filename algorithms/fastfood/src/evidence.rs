@@ -10,7 +10,7 @@
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, OwnedRepr};
 use ndarray_linalg::{CholeskyFactorized, DeterminantC, Lapack, MatrixLayout, SolveC, UPLO};
 
-use crate::blas::{gemm, gram, inverse_from_cholesky, recycle, t_dot, zeros};
+use crate::blas::{gemm, gram_upper, inverse_from_cholesky, recycle, spare, t_dot, zeros};
 use crate::error::FastfoodError;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
@@ -65,8 +65,8 @@ impl Cholesky {
     }
 }
 
-/// The Cholesky factor of `m + σ²I` (`m` symmetric with both triangles filled, row-major;
-/// `what` names the matrix in errors).
+/// The Cholesky factor of `m + σ²I` (`m` symmetric, row-major: only its upper triangle is read,
+/// so [`gram_upper`]'s output serves; `what` names the matrix in errors).
 fn factor_with_noise(
     mut m: Array2<f64>,
     noise: f64,
@@ -148,7 +148,7 @@ pub fn evidence(
     if phi.nrows() >= phi.ncols() {
         primal(phi, y, noise, gradients)
     } else {
-        let dual = dual_from_gram(gram(phi, false), y, noise)?;
+        let dual = dual_from_gram(gram_upper(phi, false), y, noise)?;
         let d_phi = if gradients {
             // ∂/∂Φ = (ααᵀ − K⁻¹) Φ = α (Φᵀα)ᵀ − K⁻¹Φ.
             let a = t_dot(phi, dual.alpha.view());
@@ -168,14 +168,13 @@ pub fn evidence(
     }
 }
 
+/// `a bᵀ`, each value written once (no zeros first).
 fn outer(a: &Array1<f64>, b: &Array1<f64>) -> Array2<f64> {
-    let mut out = zeros(a.len(), b.len());
-    for (mut row, ai) in out.rows_mut().into_iter().zip(a) {
-        for (o, bj) in row.iter_mut().zip(b) {
-            *o = ai * bj;
-        }
+    let mut v = spare(a.len() * b.len());
+    for &ai in a {
+        v.extend(b.iter().map(|bj| ai * bj));
     }
-    out
+    Array2::from_shape_vec((a.len(), b.len()), v).expect("len(a) × len(b) values")
 }
 
 fn primal(
@@ -186,7 +185,7 @@ fn primal(
 ) -> Result<Evidence, FastfoodError> {
     let (n, d) = phi.dim();
     let b = t_dot(phi, y);
-    let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
+    let chol = factor_with_noise(gram_upper(phi, true), noise, "ΦᵀΦ + σ²I")?;
     let w = chol.solve(&b, "ΦᵀΦ + σ²I")?;
     let log_det_a = chol.ln_det();
     let yy = y.dot(&y);
@@ -226,7 +225,8 @@ pub struct Dual {
     pub k_inv: Array2<f64>,
 }
 
-/// log N(y; 0, gram + σ²I), α and K⁻¹ (the Gram matrix is consumed).
+/// log N(y; 0, gram + σ²I), α and K⁻¹ (the Gram matrix is consumed; only its upper triangle,
+/// row-major, is read).
 pub fn dual_from_gram(
     gram: Array2<f64>,
     y: ArrayView1<f64>,
@@ -258,7 +258,7 @@ impl Posterior {
         y: ArrayView1<f64>,
         noise: f64,
     ) -> Result<Self, FastfoodError> {
-        let chol = factor_with_noise(gram(phi, true), noise, "ΦᵀΦ + σ²I")?;
+        let chol = factor_with_noise(gram_upper(phi, true), noise, "ΦᵀΦ + σ²I")?;
         let mean = chol.solve(&t_dot(phi, y), "ΦᵀΦ + σ²I")?;
         let cov = chol.inverse("ΦᵀΦ + σ²I")? * noise;
         Ok(Self { mean, cov, noise })

@@ -126,6 +126,22 @@ struct Block {
 /// Rows per parallel chunk (fixed, so sums do not depend on the thread count).
 const CHUNK: usize = 64;
 
+/// Work buffers of [`FeatureModel::features`] for one chunk of rows: the batched projection's,
+/// the scaled inputs `xt`, the projections `z` and (GM) the arguments z ± μᵀx.
+#[derive(Default)]
+struct FeatureScratch {
+    work: BatchWork,
+    xt: Vec<f64>,
+    z: Vec<f64>,
+    arg: Vec<f64>,
+}
+
+thread_local! {
+    /// Each thread's [`FeatureScratch`], kept between chunks and calls (taken out while a chunk
+    /// runs, so nothing is borrowed across work that rayon may interleave).
+    static FEATURE_SCRATCH: std::cell::Cell<FeatureScratch> = std::cell::Cell::new(FeatureScratch::default());
+}
+
 impl FeatureModel {
     /// Draws the model's random structure. `draw` is the Fastfood draw of m rows shared with the
     /// ARD model of the same seed (FSARD, FSGBARD and PWL reuse it, so they start exactly or
@@ -535,10 +551,15 @@ impl FeatureModel {
             .into_par_iter()
             .zip(x.axis_chunks_iter(Axis(0), CHUNK).into_par_iter())
             .for_each(|(mut p, xs)| {
-                let mut work = BatchWork::default();
-                let (mut xt, mut z) = (Vec::new(), Vec::new());
-                // sin and cos of the batch's arguments (GM: of z + μᵀx, then of z − μᵀx).
-                let (mut arg, mut sin, mut cos) = (Vec::new(), Vec::new(), Vec::new());
+                // This thread's buffers from its last chunk: freeing them after every chunk gave
+                // the allocator's trim (madvise) and the next chunk's page faults, about 12 % of
+                // an RBF evaluation at n = 278 (configs/alacarte/README.md).
+                let FeatureScratch {
+                    mut work,
+                    mut xt,
+                    mut z,
+                    mut arg,
+                } = FEATURE_SCRATCH.with(|s| s.take());
                 for (c, d) in self.draws.iter().enumerate() {
                     let (amp, loglen, mean) = self.component(theta, c);
                     let (sign, gauss) = self.diagonals(theta, c);
@@ -557,26 +578,19 @@ impl FeatureModel {
                         d.project_rows(&xt, r, sign, gauss, &scales[c], &mut z, &mut work);
                         let len = r * rows;
                         let z = &z[..len];
-                        sin.resize(len, 0.0);
-                        cos.resize(len, 0.0);
-                        // amp·cos and amp·sin into columns offset.. and offset + rows.. of the batch.
-                        let write = |pb: &mut ndarray::ArrayViewMut2<f64>,
-                                     sin: &[f64],
-                                     cos: &[f64],
-                                     offset: usize| {
-                            for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
-                                let (s, co) = (&sin[q * rows..][..rows], &cos[q * rows..][..rows]);
-                                for j in 0..rows {
-                                    prow[offset + j] = amp * co[j];
-                                    prow[offset + rows + j] = amp * s[j];
+                        // amp·cos and amp·sin of the arguments into columns offset.. and
+                        // offset + rows.. of the batch's rows (sin and cos written in place).
+                        let write =
+                            |pb: &mut ndarray::ArrayViewMut2<f64>, args: &[f64], offset: usize| {
+                                for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
+                                    let prow = prow.as_slice_mut().expect("a row of Φ");
+                                    let (co, si) = prow[offset..][..2 * rows].split_at_mut(rows);
+                                    sin_cos(&args[q * rows..][..rows], si, co);
+                                    co.iter_mut().chain(si.iter_mut()).for_each(|v| *v *= amp);
                                 }
-                            }
-                        };
+                            };
                         match mean {
-                            None => {
-                                sin_cos(z, &mut sin, &mut cos);
-                                write(&mut pb, &sin, &cos, 0);
-                            }
+                            None => write(&mut pb, z, 0),
                             Some(mu) => {
                                 let mx: Vec<f64> = xb
                                     .axis_iter(Axis(0))
@@ -591,13 +605,13 @@ impl FeatureModel {
                                             *a = z + shift * mx;
                                         }
                                     }
-                                    sin_cos(&arg, &mut sin, &mut cos);
-                                    write(&mut pb, &sin, &cos, col + half);
+                                    write(&mut pb, &arg, col + half);
                                 }
                             }
                         }
                     }
                 }
+                FEATURE_SCRATCH.with(|s| s.set(FeatureScratch { work, xt, z, arg }));
             });
         Ok(phi)
     }
