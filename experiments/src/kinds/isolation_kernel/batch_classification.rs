@@ -18,7 +18,7 @@
 //! the svmlight files included); it reports no CPU split between training and test, no build
 //! time and no work counters (null).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::context::CellContext;
@@ -44,8 +44,9 @@ pub struct Batch {
     #[serde(default)]
     pub shuffle: bool,
     /// Time reading too (`read_seconds`, part of `process_seconds`): the split's rows are
-    /// written as the svmlight text the authors' code reads (untimed) and parsed back by this
-    /// project's reader (timed), so that a side-by-side ratio compares whole processes' work.
+    /// written as the svmlight files the authors' code reads (untimed) and read back from them
+    /// by this project's reader (timed), so that a side-by-side ratio compares whole processes'
+    /// work.
     #[serde(default)]
     pub read_text: bool,
 }
@@ -415,21 +416,28 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
 /// text the authors' code reads ([`authors::svmlight`], written beforehand, untimed); the
 /// parse must give back every row.
 fn read_back(d: &BinarySplit) -> Result<f64> {
-    let texts = [
-        ("train.svm", authors::svmlight(&d.train), d.train.len()),
-        ("test.svm", authors::svmlight(&d.test), d.test.len()),
-    ];
+    // The files the authors' program would read, written untimed into a scratch folder (so in
+    // the page cache, as theirs are when it starts), then read by our reader, timed: the read
+    // from the file system, the parse and the matrices' allocation (sized from the files'
+    // lengths), as the authors' process does.
+    let dir = tempfile::tempdir().context("a scratch folder for the svmlight files")?;
+    let mut files = Vec::with_capacity(2);
+    for (name, examples) in [("train.svm", &d.train), ("test.svm", &d.test)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, authors::svmlight(examples))
+            .with_context(|| format!("writing the scratch file {name}"))?;
+        files.push((name, path, examples.len()));
+    }
     let clock = Clock::start();
-    let mut parsed = Vec::with_capacity(texts.len());
-    for (name, text, _) in &texts {
-        parsed.push(datasets::loaders::svmlight::parse_svmlight_sparse(
-            text.as_bytes(),
-            std::path::Path::new(name),
+    let mut parsed = Vec::with_capacity(files.len());
+    for (_, path, _) in &files {
+        parsed.push(datasets::loaders::svmlight::read_svmlight_sparse(
+            path,
             Some(d.train.dim()),
         )?);
     }
     let seconds = clock.cpu();
-    for ((name, _, rows), (_, y)) in texts.iter().zip(&parsed) {
+    for ((name, _, rows), (_, y)) in files.iter().zip(&parsed) {
         anyhow::ensure!(
             y.len() == *rows,
             "{name}: {} rows read back from {rows} written",
