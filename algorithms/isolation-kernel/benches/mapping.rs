@@ -141,7 +141,7 @@ fn mapping_block(c: &mut Criterion) {
                 ),
                 ("anne", Partitioner::Anne),
             ] {
-                if label == "anne" && psi > 256 {
+                if label == "anne" && psi > 1024 {
                     continue;
                 }
                 let k = IsolationKernel::fit(

@@ -50,10 +50,11 @@ impl Voronoi {
         let psi = sq_norms.len();
         let dense_t = (psi.saturating_mul(dim) <= DENSE_CENTRES_LIMIT).then(|| {
             let mut a = Aligned::default();
-            let m = a.zeroed(dim * psi);
+            let ld = row_stride(psi);
+            let m = a.zeroed(dim * ld);
             for j in 0..psi {
                 for k in indptr[j]..indptr[j + 1] {
-                    m[indices[k] as usize * psi + j] = values[k];
+                    m[indices[k] as usize * ld + j] = values[k];
                 }
             }
             a
@@ -103,26 +104,29 @@ impl Voronoi {
     /// Without dense centres.
     pub(crate) fn cell_of_nonzeros(&self, nonzeros: &[(u32, f64)]) -> u32 {
         let m = self.dense_t.as_ref().expect("dense centres").values();
-        let mut dots = Aligned::default();
-        let dots = dots.zeroed(self.sq_norms.len());
-        nearest_centre(m, &self.sq_norms, nonzeros.iter().copied(), dots)
+        let mut best = Vec::with_capacity(1);
+        nearest_of_rows(
+            m,
+            &self.sq_norms,
+            1,
+            |_| nonzeros.iter().copied(),
+            &mut best,
+        );
+        cell(best[0])
     }
 
     /// φ_i of every row of `block` into `out[r·stride]`: the cells of [`Self::cell_of`] (the
     /// same sums in the same order, so the same bits), a partitioning at a time over a block of
-    /// rows so that its centres stay in cache. `dots` is scratch space.
+    /// rows so that its centres stay in cache. `best` is scratch space.
     pub(crate) fn cells_of_block(
         &self,
         block: &BlockNonzeros,
-        dots: &mut Aligned,
+        best: &mut Vec<(f64, u32)>,
         out: &mut [u32],
         stride: usize,
     ) {
         match &self.dense_t {
-            Some(m) => {
-                let dots = dots.zeroed(self.sq_norms.len());
-                nearest_dense(m.values(), &self.sq_norms, block, dots, out, stride);
-            }
+            Some(m) => nearest_dense(m.values(), &self.sq_norms, block, best, out, stride),
             None => {
                 for r in 0..block.len() {
                     let (indices, values) = block.row(r);
@@ -145,11 +149,11 @@ impl Voronoi {
     }
 }
 
-/// Values that start on a 64-byte boundary (a cache line). The dense search's vector loads and
-/// stores then never straddle two lines: where its scratch vector started 16 or 48 bytes into
-/// a line, every other 32-byte store of its axpys was split in two, and an IK_a-OGD cell on
-/// ijcnn1 (ψ = 32) took 4.5 CPU s instead of 1.9 (which one depended on where the allocator put
-/// the vector).
+/// Values that start on a 64-byte boundary (a cache line), for the dense centres: the search's
+/// vector loads then never straddle two lines. (When the search still kept ψ partial sums in a
+/// scratch vector, a vector 16 or 48 bytes into a line split every other 32-byte store of its
+/// axpys in two, and an IK_a-OGD cell on ijcnn1 at ψ = 32 took 4.5 CPU s instead of 1.9,
+/// depending on where the allocator put it.)
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Aligned {
     buf: Vec<f64>,
@@ -230,7 +234,7 @@ kernel_core::widest_vectors! {
         m: &[f64],
         sq_norms: &[f64],
         block: &BlockNonzeros,
-        dots: &mut [f64],
+        best: &mut Vec<(f64, u32)>,
         out: &mut [u32],
         stride: usize,
     );
@@ -240,58 +244,124 @@ kernel_core::widest_vectors! {
     fallback nearest_dense_generic;
 }
 
-/// [`nearest_centre`] of every row of `block` into `out[r·stride]`.
+/// The cell of every row of `block` into `out[r·stride]` ([`nearest_of_rows`]).
 #[inline(always)]
 fn nearest_dense_generic(
     m: &[f64],
     sq_norms: &[f64],
     block: &BlockNonzeros,
-    dots: &mut [f64],
+    best: &mut Vec<(f64, u32)>,
     out: &mut [u32],
     stride: usize,
 ) {
-    for r in 0..block.len() {
+    let row = |r: usize| {
         let (indices, values) = block.row(r);
-        let nonzeros = indices.iter().copied().zip(values.iter().copied());
-        out[r * stride] = nearest_centre(m, sq_norms, nonzeros, dots);
+        indices.iter().copied().zip(values.iter().copied())
+    };
+    nearest_of_rows(m, sq_norms, block.len(), row, best);
+    for (r, &b) in best.iter().enumerate() {
+        out[r * stride] = cell(b);
     }
 }
 
-/// The cell of x among the dense centres `m` (attribute-major: column a holds z_ja for every j)
-/// with squared norms `sq_norms`: ⟨x, z_j⟩ for every j by axpys over the non-zeros of x
-/// (increasing attribute order, the order of the sparse form; the extra `x_a · 0` terms add
-/// nothing), then the arg-min of ‖z_j‖² − 2⟨x, z_j⟩, lowest j on ties. `dots` (ψ long) is
-/// scratch space.
+/// The distance between the rows of the dense centres (attribute a's values of every centre
+/// start at a · stride): ψ plus one cache line, so that the rows of a power-of-two ψ do not all
+/// fall into the same few sets of the L1 cache (at ψ = 1,024 each row is 8 KiB on from the
+/// last, a multiple of the 4 KiB that the set index repeats over: the 22 rows of a tile of 32
+/// centres then fought over 8 ways of 4 sets and were reloaded from L2 for every point).
+fn row_stride(psi: usize) -> usize {
+    psi + 64 / std::mem::size_of::<f64>()
+}
+
+/// No centre chosen yet (see [`nearest_of_rows`]).
+const NONE: u32 = u32::MAX;
+
+/// The cell of a [`nearest_of_rows`] result: its centre, 0 when every score was NaN.
+fn cell((_, j): (f64, u32)) -> u32 {
+    if j == NONE {
+        0
+    } else {
+        j
+    }
+}
+
+/// For each of `n` rows x (`row(r)`: its non-zeros in increasing attribute order), the nearest
+/// of the dense centres `m` (attribute-major: row a, at a · [`row_stride`], holds z_ja for every
+/// j) with squared norms
+/// `sq_norms`: the arg-min of the score ‖z_j‖² − 2⟨x, z_j⟩, the lowest j on ties, into
+/// `best[r] = (score, j)` ([`NONE`] when every score is NaN: a NaN score never wins).
+///
+/// ⟨x, z_j⟩ sums v·z_ja over the non-zeros in order, from 0 (the order of the sparse merge, so
+/// the same bits; the centres' own zeros add nothing). The centres are taken 32 at a time (then
+/// 4, then 1), and for each such tile every row of the block in turn: the tile's columns (d × 32
+/// values) stay in L1 across the rows, the tile's 32 sums stay in registers across a row's
+/// non-zeros, and a row's best so far is replaced only by a strictly lower score, so the lowest
+/// j among equal minima is kept, as a scan of all ψ scores would (±0 compare equal in both).
 #[inline(always)]
-fn nearest_centre(
+fn nearest_of_rows<I: Iterator<Item = (u32, f64)>>(
     m: &[f64],
     sq_norms: &[f64],
-    nonzeros: impl Iterator<Item = (u32, f64)> + Clone,
-    dots: &mut [f64],
-) -> u32 {
-    // The scores ‖z_j‖² − 2⟨x, z_j⟩ of 32 centres at a time (then 4, then 1), each tile's
-    // inner products held in registers over all the non-zeros of x: every centre's sum has the
-    // same terms in the same order as an axpy over the whole row per non-zero, without the
-    // loads and stores of ψ partial sums per non-zero.
+    n: usize,
+    row: impl Fn(usize) -> I,
+    best: &mut Vec<(f64, u32)>,
+) {
+    best.clear();
+    best.resize(n, (f64::INFINITY, NONE));
     let psi = sq_norms.len();
+    let mut scores = [0.0; 32];
     let mut j0 = 0;
-    while j0 + 32 <= psi {
-        scores_tile::<32>(m, sq_norms, nonzeros.clone(), j0, dots);
-        j0 += 32;
-    }
-    while j0 + 4 <= psi {
-        scores_tile::<4>(m, sq_norms, nonzeros.clone(), j0, dots);
-        j0 += 4;
-    }
     while j0 < psi {
-        scores_tile::<1>(m, sq_norms, nonzeros.clone(), j0, dots);
-        j0 += 1;
+        let width = if j0 + 32 <= psi {
+            32
+        } else if j0 + 4 <= psi {
+            4
+        } else {
+            1
+        };
+        for (r, b) in best.iter_mut().enumerate() {
+            match width {
+                32 => scores_tile::<32>(m, sq_norms, row(r), j0, &mut scores),
+                4 => scores_tile::<4>(m, sq_norms, row(r), j0, &mut scores),
+                _ => scores_tile::<1>(m, sq_norms, row(r), j0, &mut scores),
+            }
+            keep_first_minimum(&scores[..width], j0, b);
+        }
+        j0 += width;
     }
-    // The scores, their minimum over independent lanes (min is exact, so any order gives the
-    // same value), then the first j that attains it: the lowest j of a strict `<` scan (±0
-    // compare equal in both; a NaN score never wins; all NaN gives 0, as the scan does).
+}
+
+/// `scores[k] = ‖z_j‖² − 2⟨x, z_j⟩` for the `T` centres j = j0 + k (see [`nearest_of_rows`]).
+#[inline(always)]
+fn scores_tile<const T: usize>(
+    m: &[f64],
+    sq_norms: &[f64],
+    nonzeros: impl Iterator<Item = (u32, f64)>,
+    j0: usize,
+    scores: &mut [f64; 32],
+) {
+    let ld = row_stride(sq_norms.len());
+    let mut acc = [0.0f64; T];
+    for (a, v) in nonzeros {
+        let start = a as usize * ld + j0;
+        let column: &[f64; T] = m[start..start + T].try_into().expect("T centres");
+        for (d, z) in acc.iter_mut().zip(column) {
+            *d += v * z;
+        }
+    }
+    let sq: &[f64; T] = sq_norms[j0..j0 + T].try_into().expect("T norms");
+    let out: &mut [f64; T] = (&mut scores[..T]).try_into().expect("T scores");
+    for k in 0..T {
+        out[k] = sq[k] - 2.0 * acc[k];
+    }
+}
+
+/// Replaces `best` by the tile's minimum and its first position (centre j0 + k) when that
+/// minimum is strictly lower (or nothing was chosen yet). The minimum is taken over eight
+/// independent lanes (min is exact, so any order gives the same value; NaN is passed over).
+#[inline(always)]
+fn keep_first_minimum(scores: &[f64], j0: usize, best: &mut (f64, u32)) {
     let mut lanes = [f64::INFINITY; 8];
-    let mut chunks = dots.chunks_exact(8);
+    let mut chunks = scores.chunks_exact(8);
     for c in chunks.by_ref() {
         for (l, &v) in lanes.iter_mut().zip(c) {
             *l = l.min(v);
@@ -302,33 +372,10 @@ fn nearest_centre(
         .iter()
         .chain(&lanes)
         .fold(f64::INFINITY, |m, &v| m.min(v));
-    dots.iter().position(|&v| v == min).unwrap_or(0) as u32
-}
-
-/// `dots[j] = ‖z_j‖² − 2⟨x, z_j⟩` for the `T` centres from `j0` (see [`nearest_centre`]).
-#[inline(always)]
-fn scores_tile<const T: usize>(
-    m: &[f64],
-    sq_norms: &[f64],
-    nonzeros: impl Iterator<Item = (u32, f64)>,
-    j0: usize,
-    dots: &mut [f64],
-) {
-    let psi = sq_norms.len();
-    let mut acc = [0.0f64; T];
-    for (a, v) in nonzeros {
-        let start = a as usize * psi + j0;
-        let column: &[f64; T] = m[start..start + T].try_into().expect("T centres");
-        for (d, z) in acc.iter_mut().zip(column) {
-            *d += v * z;
+    if best.1 == NONE || min < best.0 {
+        if let Some(k) = scores.iter().position(|&v| v == min) {
+            *best = (min, (j0 + k) as u32);
         }
-    }
-    for ((d, a), &sq) in dots[j0..j0 + T]
-        .iter_mut()
-        .zip(acc)
-        .zip(&sq_norms[j0..j0 + T])
-    {
-        *d = sq - 2.0 * a;
     }
 }
 
@@ -457,8 +504,8 @@ mod tests {
             for row in x.rows() {
                 block.push(&row);
             }
-            let (mut out, mut dots) = (vec![u32::MAX; 2 * x.nrows()], Aligned::default());
-            v.cells_of_block(&block, &mut dots, &mut out[1..], 2);
+            let (mut out, mut best) = (vec![u32::MAX; 2 * x.nrows()], Vec::new());
+            v.cells_of_block(&block, &mut best, &mut out[1..], 2);
             for (i, row) in x.rows().into_iter().enumerate() {
                 assert_eq!(out[2 * i + 1], v.cell_of(&row));
                 // The sparse merge: an independent sum of the same terms (ψ = 37 takes the

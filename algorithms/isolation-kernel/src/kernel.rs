@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::anne::{Aligned, BlockNonzeros, Voronoi};
+use crate::anne::{BlockNonzeros, Voronoi};
 use crate::error::IsolationError;
 use crate::iforest::{leaves_into, leaves_of_rows, IsolationTree};
 use crate::input::{Point, Row, Rows, DENSIFY_LIMIT};
@@ -348,7 +348,7 @@ impl IsolationKernel {
             Partitionings::Voronoi(cells) => {
                 // A block of rows' non-zeros, then each partitioning over the whole block.
                 let t = self.t();
-                let (mut block, mut dots) = (BlockNonzeros::default(), Aligned::default());
+                let (mut block, mut best) = (BlockNonzeros::default(), Vec::new());
                 for (ids, out) in ids
                     .chunks(VORONOI_BLOCK)
                     .zip(out.chunks_mut(VORONOI_BLOCK * t))
@@ -361,7 +361,7 @@ impl IsolationKernel {
                         }
                     }
                     for (b, cell) in cells.iter().enumerate() {
-                        cell.cells_of_block(&block, &mut dots, &mut out[b..], t);
+                        cell.cells_of_block(&block, &mut best, &mut out[b..], t);
                     }
                 }
             }
