@@ -27,7 +27,7 @@ pub struct Voronoi {
 }
 
 /// Largest ψ·d for which the centres are also stored densely (8 MiB of f64 per partitioning,
-/// 800 MiB for t = 100: a9a up to ψ = 8192, ijcnn1 beyond 2^15). Above it, each point merges its
+/// 9 with the rows' padding ([`row_stride`]), 900 MiB for t = 100: a9a up to ψ = 8192, ijcnn1 beyond 2^15). Above it, each point merges its
 /// non-zeros with every centre's: on a9a at ψ = 4096 (ψ·d = 503,808) that scalar path was more
 /// than 10× slower than the dense one, which is why the limit was raised from 2^18.
 pub const DENSE_CENTRES_LIMIT: usize = 1 << 20;
@@ -265,12 +265,18 @@ fn nearest_dense_generic(
 }
 
 /// The distance between the rows of the dense centres (attribute a's values of every centre
-/// start at a · stride): ψ plus one cache line, so that the rows of a power-of-two ψ do not all
-/// fall into the same few sets of the L1 cache (at ψ = 1,024 each row is 8 KiB on from the
-/// last, a multiple of the 4 KiB that the set index repeats over: the 22 rows of a tile of 32
-/// centres then fought over 8 ways of 4 sets and were reloaded from L2 for every point).
+/// start at a · stride): from ψ = 64 on, ψ plus one cache line, so that the rows of a
+/// power-of-two ψ do not fall into the same few sets of the L1 cache (at ψ = 1,024 each row is
+/// 8 KiB on from the last, a multiple of the 4 KiB that the set index repeats over: the 22 rows
+/// of a tile of 32 centres then fought over 8 ways of 4 sets and were reloaded from L2 for every
+/// point). Smaller ψ keep rows of ψ (a tile's rows then lie within a few KiB, and the padding
+/// would cost up to three times the memory at ψ = 4).
 fn row_stride(psi: usize) -> usize {
-    psi + 64 / std::mem::size_of::<f64>()
+    if psi >= 64 {
+        psi + 64 / std::mem::size_of::<f64>()
+    } else {
+        psi
+    }
 }
 
 /// No centre chosen yet (see [`nearest_of_rows`]).
@@ -293,7 +299,7 @@ fn cell((_, j): (f64, u32)) -> u32 {
 ///
 /// ⟨x, z_j⟩ sums v·z_ja over the non-zeros in order, from 0 (the order of the sparse merge, so
 /// the same bits; the centres' own zeros add nothing). The centres are taken 32 at a time (then
-/// 4, then 1), and for each such tile every row of the block in turn: the tile's columns (d × 32
+/// 16, 8, 4 and 1), and for each such tile every row of the block in turn: the tile's columns (d × 32
 /// values) stay in L1 across the rows, the tile's 32 sums stay in registers across a row's
 /// non-zeros, and a row's best so far is replaced only by a strictly lower score, so the lowest
 /// j among equal minima is kept, as a scan of all ψ scores would (±0 compare equal in both).
@@ -311,16 +317,15 @@ fn nearest_of_rows<I: Iterator<Item = (u32, f64)>>(
     let mut scores = [0.0; 32];
     let mut j0 = 0;
     while j0 < psi {
-        let width = if j0 + 32 <= psi {
-            32
-        } else if j0 + 4 <= psi {
-            4
-        } else {
-            1
-        };
+        let width = [32, 16, 8, 4, 1]
+            .into_iter()
+            .find(|w| j0 + w <= psi)
+            .expect("a width of 1 fits");
         for (r, b) in best.iter_mut().enumerate() {
             match width {
                 32 => scores_tile::<32>(m, sq_norms, row(r), j0, &mut scores),
+                16 => scores_tile::<16>(m, sq_norms, row(r), j0, &mut scores),
+                8 => scores_tile::<8>(m, sq_norms, row(r), j0, &mut scores),
                 4 => scores_tile::<4>(m, sq_norms, row(r), j0, &mut scores),
                 _ => scores_tile::<1>(m, sq_norms, row(r), j0, &mut scores),
             }
@@ -494,10 +499,16 @@ mod tests {
                 rng.random_range(-2.0..2.0)
             }
         };
-        for (psi, d) in [(37, 11), (8, DENSE_CENTRES_LIMIT / 8 + 1)] {
+        for (psi, d) in [(37, 11), (93, 11), (8, DENSE_CENTRES_LIMIT / 8 + 1)] {
             let z = Array2::from_shape_fn((psi, d), |_| draw(&mut rng));
             let v = voronoi(&z);
             assert_eq!(v.has_dense_centres(), d == 11);
+            if d == 11 {
+                assert_eq!(
+                    v.dense_t.as_ref().unwrap().values().len(),
+                    d * row_stride(psi)
+                );
+            }
             let x = Array2::from_shape_fn((300, d), |_| draw(&mut rng));
             let mut block = BlockNonzeros::default();
             block.clear();
@@ -509,9 +520,68 @@ mod tests {
             for (i, row) in x.rows().into_iter().enumerate() {
                 assert_eq!(out[2 * i + 1], v.cell_of(&row));
                 // The sparse merge: an independent sum of the same terms (ψ = 37 takes the
-                // search's tiles of 32, 4 and 1 centres).
+                // search's tiles of 32, 4 and 1 centres, ψ = 93 those of 32, 16, 8, 4 and 1 with
+                // padded rows).
                 assert_eq!(out[2 * i + 1], v.cell_of_sparse(&row));
                 assert_eq!(out[2 * i], u32::MAX);
+            }
+        }
+    }
+
+    /// The cell as the search chose it before the tiles: every score, their minimum with NaN
+    /// passed over, the first position of it (0 when there is none).
+    fn global_scan(v: &Voronoi, x: &[f64]) -> u32 {
+        let psi = v.n_cells();
+        let scores: Vec<f64> = (0..psi)
+            .map(|j| {
+                let (lo, hi) = (v.indptr[j], v.indptr[j + 1]);
+                let mut dot = 0.0;
+                for (a, &x_a) in x.iter().enumerate().filter(|(_, &x_a)| x_a != 0.0) {
+                    let z = v.indices[lo..hi]
+                        .iter()
+                        .position(|&i| i as usize == a)
+                        .map_or(0.0, |k| v.values[lo + k]);
+                    dot += x_a * z;
+                }
+                v.sq_norms[j] - 2.0 * dot
+            })
+            .collect();
+        let min = scores.iter().fold(f64::INFINITY, |m, &s| m.min(s));
+        scores.iter().position(|&s| s == min).unwrap_or(0) as u32
+    }
+
+    #[test]
+    fn ties_nan_and_infinities_follow_the_global_scan() {
+        // Centres repeated across tiles (equal minima in different tiles), coordinates on a
+        // coarse grid (many equal scores), and rows with NaN, ±∞ and −0.
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let d = 5;
+        let base = Array2::from_shape_fn((40, d), |_| f64::from(rng.random_range(-2i32..3)));
+        for psi in [7, 37, 93] {
+            let z = Array2::from_shape_fn((psi, d), |(j, a)| base[[j % 40, a]]);
+            let v = voronoi(&z);
+            for k in 0..400 {
+                let mut x: Vec<f64> = (0..d)
+                    .map(|_| f64::from(rng.random_range(-2i32..3)))
+                    .collect();
+                match k % 8 {
+                    0 => x[k % d] = f64::NAN,
+                    1 => x[k % d] = f64::INFINITY,
+                    2 => x[k % d] = f64::NEG_INFINITY,
+                    3 => x[k % d] = -0.0,
+                    _ => {}
+                }
+                let nonzeros: Vec<(u32, f64)> = x
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &x_a)| x_a != 0.0)
+                    .map(|(a, &x_a)| (a as u32, x_a))
+                    .collect();
+                assert_eq!(
+                    v.cell_of_nonzeros(&nonzeros),
+                    global_scan(&v, &x),
+                    "ψ {psi}, {x:?}"
+                );
             }
         }
     }
