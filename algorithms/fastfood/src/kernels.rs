@@ -570,13 +570,14 @@ impl FeatureModel {
                     {
                         let r = xb.nrows();
                         xt.resize(r * dim, 0.0);
-                        z.resize(r * rows, 0.0);
+                        let stride = d.z_stride();
+                        z.resize(r * stride, 0.0);
                         for (q, xrow) in xb.axis_iter(Axis(0)).enumerate() {
                             let xrow = xrow.as_slice().expect("row");
                             scale_inputs(xrow, loglen, &mut xt[q * dim..][..dim]);
                         }
                         d.project_rows(&xt, r, sign, gauss, &scales[c], &mut z, &mut work);
-                        let len = r * rows;
+                        let len = r * stride;
                         let z = &z[..len];
                         // amp·cos and amp·sin of the arguments into columns offset.. and
                         // offset + rows.. of the batch's rows (sin and cos written in place).
@@ -585,7 +586,7 @@ impl FeatureModel {
                                 for (q, mut prow) in pb.axis_iter_mut(Axis(0)).enumerate() {
                                     let prow = prow.as_slice_mut().expect("a row of Φ");
                                     let (co, si) = prow[offset..][..2 * rows].split_at_mut(rows);
-                                    sin_cos(&args[q * rows..][..rows], si, co);
+                                    sin_cos(&args[q * stride..][..rows], si, co);
                                     co.iter_mut().chain(si.iter_mut()).for_each(|v| *v *= amp);
                                 }
                             };
@@ -599,8 +600,10 @@ impl FeatureModel {
                                 arg.resize(len, 0.0);
                                 for (half, shift) in [(0, 1.0), (2 * rows, -1.0)] {
                                     for (q, &mx) in mx.iter().enumerate() {
-                                        let (a, zq) =
-                                            (&mut arg[q * rows..][..rows], &z[q * rows..][..rows]);
+                                        let (a, zq) = (
+                                            &mut arg[q * stride..][..rows],
+                                            &z[q * stride..][..rows],
+                                        );
                                         for (a, z) in a.iter_mut().zip(zq) {
                                             *a = z + shift * mx;
                                         }
@@ -685,7 +688,8 @@ impl FeatureModel {
                     {
                         let r = xb.nrows();
                         xt.resize(r * dim, 0.0);
-                        gz.resize(r * rows, 0.0);
+                        let stride = d.z_stride();
+                        gz.resize(r * stride, 0.0);
                         d_xt.clear();
                         d_xt.resize(r * dim, 0.0);
                         for (q, ((xrow, prow), rrow)) in xb
@@ -696,7 +700,7 @@ impl FeatureModel {
                         {
                             let xrow = xrow.as_slice().expect("row");
                             scale_inputs(xrow, loglen, &mut xt[q * dim..][..dim]);
-                            let gz = &mut gz[q * rows..][..rows];
+                            let gz = &mut gz[q * stride..][..rows];
                             let mut amp_grad = 0.0;
                             match mean {
                                 None => {
