@@ -31,6 +31,7 @@
 //! serialises the checked parameters for configs.
 
 pub mod approximation;
+pub mod cache;
 pub mod cg;
 pub mod error;
 pub mod exp;

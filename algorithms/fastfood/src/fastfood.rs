@@ -9,6 +9,7 @@
 //! block are dropped (each row of a block is a valid frequency on its own), so m need not be a
 //! multiple of d.
 
+use kernel_core::cache::padded_stride;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -194,16 +195,11 @@ impl FastfoodDraw {
     }
 
     /// The distance between consecutive points' projections in [`Self::project_rows`]'s `z` and
-    /// [`Self::backward_rows`]'s `g_z`: `rows`, plus one cache line from 64 rows on. The batched
-    /// passes write (read) one projection of every point before the next, `r` values
-    /// `stride · 8` bytes apart; at 256 rows (2 KiB) they fell into two L1 sets and every one
-    /// missed the cache.
+    /// [`Self::backward_rows`]'s `g_z`: the batched passes write (read) one projection of every
+    /// point before the next, so the rows are padded ([`padded_stride`]; at 256 rows, 2 KiB
+    /// apart, a batch's 64 points fell into two L1 sets and every one missed the cache).
     pub fn z_stride(&self) -> usize {
-        if self.rows >= 64 {
-            self.rows + 64 / std::mem::size_of::<f64>()
-        } else {
-            self.rows
-        }
+        padded_stride(self.rows)
     }
 
     /// [`Self::project`] of `r` points at once, with the same bits: `xt` holds the points

@@ -10,6 +10,8 @@
 //! centres) instead of ψ sparse merges. Both forms add the same products in the same (increasing
 //! attribute) order, so they pick the same cells.
 
+use kernel_core::cache::{padded_stride, LineAligned};
+
 use crate::input::Point;
 
 /// ψ centres (a Voronoi partitioning), stored as CSR rows of their non-zeros.
@@ -20,15 +22,16 @@ pub struct Voronoi {
     values: Vec<f64>,
     /// ‖z_j‖².
     sq_norms: Vec<f64>,
-    /// Centres as a dense d × ψ matrix (row a holds attribute a of every centre), when small.
-    dense_t: Option<Aligned>,
+    /// Centres as a dense d × ψ matrix (row a, at a · [`padded_stride`]`(ψ)`, holds attribute a
+    /// of every centre), starting on a cache line, when small.
+    dense_t: Option<LineAligned>,
     /// Row numbers (in the data the partitioning was built from) of the centres, in draw order.
     sample: Vec<usize>,
 }
 
 /// Largest ψ·d for which the centres are also stored densely (8 MiB of f64 per partitioning,
-/// 9 with the rows' padding ([`row_stride`]), 900 MiB for t = 100: a9a up to ψ = 8192, ijcnn1 beyond 2^15). Above it, each point merges its
-/// non-zeros with every centre's: on a9a at ψ = 4096 (ψ·d = 503,808) that scalar path was more
+/// 9 with the rows' padding ([`padded_stride`]), 900 MiB for t = 100: a9a up to ψ = 8192,
+/// ijcnn1 beyond 2^15). Above it, each point merges its non-zeros with every centre's: on a9a at ψ = 4096 (ψ·d = 503,808) that scalar path was more
 /// than 10× slower than the dense one, which is why the limit was raised from 2^18.
 pub const DENSE_CENTRES_LIMIT: usize = 1 << 20;
 
@@ -49,8 +52,8 @@ impl Voronoi {
         }
         let psi = sq_norms.len();
         let dense_t = (psi.saturating_mul(dim) <= DENSE_CENTRES_LIMIT).then(|| {
-            let mut a = Aligned::default();
-            let ld = row_stride(psi);
+            let mut a = LineAligned::default();
+            let ld = padded_stride(psi);
             let m = a.zeroed(dim * ld);
             for j in 0..psi {
                 for k in indptr[j]..indptr[j + 1] {
@@ -149,41 +152,6 @@ impl Voronoi {
     }
 }
 
-/// Values that start on a 64-byte boundary (a cache line), for the dense centres: the search's
-/// vector loads then never straddle two lines. (When the search still kept ψ partial sums in a
-/// scratch vector, a vector 16 or 48 bytes into a line split every other 32-byte store of its
-/// axpys in two, and an IK_a-OGD cell on ijcnn1 at ψ = 32 took 4.5 CPU s instead of 1.9,
-/// depending on where the allocator put it.)
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Aligned {
-    buf: Vec<f64>,
-    start: usize,
-    len: usize,
-}
-
-impl Aligned {
-    /// `len` zeros on a 64-byte boundary (the buffer is reused when it is large enough).
-    pub(crate) fn zeroed(&mut self, len: usize) -> &mut [f64] {
-        const SLACK: usize = 64 / std::mem::size_of::<f64>();
-        self.buf.clear();
-        self.buf.resize(len + SLACK, 0.0);
-        // An f64 buffer is 8-byte aligned, so a line boundary is within SLACK values.
-        self.start = self.buf.as_ptr().align_offset(64).min(SLACK);
-        self.len = len;
-        &mut self.buf[self.start..self.start + len]
-    }
-
-    pub(crate) fn values(&self) -> &[f64] {
-        &self.buf[self.start..self.start + self.len]
-    }
-}
-
-impl PartialEq for Aligned {
-    fn eq(&self, other: &Self) -> bool {
-        self.values() == other.values()
-    }
-}
-
 /// The non-zeros of a block of rows, in increasing attribute order per row (what
 /// [`Point::nonzeros`] gives), flattened: row r is `starts[r] .. starts[r + 1]`.
 #[derive(Debug, Default)]
@@ -264,21 +232,6 @@ fn nearest_dense_generic(
     }
 }
 
-/// The distance between the rows of the dense centres (attribute a's values of every centre
-/// start at a · stride): from ψ = 64 on, ψ plus one cache line, so that the rows of a
-/// power-of-two ψ do not fall into the same few sets of the L1 cache (at ψ = 1,024 each row is
-/// 8 KiB on from the last, a multiple of the 4 KiB that the set index repeats over: the 22 rows
-/// of a tile of 32 centres then fought over 8 ways of 4 sets and were reloaded from L2 for every
-/// point). Smaller ψ keep rows of ψ (a tile's rows then lie within a few KiB, and the padding
-/// would cost up to three times the memory at ψ = 4).
-fn row_stride(psi: usize) -> usize {
-    if psi >= 64 {
-        psi + 64 / std::mem::size_of::<f64>()
-    } else {
-        psi
-    }
-}
-
 /// No centre chosen yet (see [`nearest_of_rows`]).
 const NONE: u32 = u32::MAX;
 
@@ -292,9 +245,9 @@ fn cell((_, j): (f64, u32)) -> u32 {
 }
 
 /// For each of `n` rows x (`row(r)`: its non-zeros in increasing attribute order), the nearest
-/// of the dense centres `m` (attribute-major: row a, at a · [`row_stride`], holds z_ja for every
-/// j) with squared norms
-/// `sq_norms`: the arg-min of the score ‖z_j‖² − 2⟨x, z_j⟩, the lowest j on ties, into
+/// of the dense centres `m` (attribute-major: row a, at a · [`padded_stride`]`(ψ)`, holds z_ja
+/// for every j; starting on a cache line, so that no vector load straddles two) with squared
+/// norms `sq_norms`: the arg-min of the score ‖z_j‖² − 2⟨x, z_j⟩, the lowest j on ties, into
 /// `best[r] = (score, j)` ([`NONE`] when every score is NaN: a NaN score never wins).
 ///
 /// ⟨x, z_j⟩ sums v·z_ja over the non-zeros in order, from 0 (the order of the sparse merge, so
@@ -313,7 +266,7 @@ fn nearest_of_rows<I: Iterator<Item = (u32, f64)>>(
 ) {
     best.clear();
     best.resize(n, (f64::INFINITY, NONE));
-    let psi = sq_norms.len();
+    let (psi, ld) = (sq_norms.len(), padded_stride(sq_norms.len()));
     let mut scores = [0.0; 32];
     let mut j0 = 0;
     while j0 < psi {
@@ -323,11 +276,11 @@ fn nearest_of_rows<I: Iterator<Item = (u32, f64)>>(
             .expect("a width of 1 fits");
         for (r, b) in best.iter_mut().enumerate() {
             match width {
-                32 => scores_tile::<32>(m, sq_norms, row(r), j0, &mut scores),
-                16 => scores_tile::<16>(m, sq_norms, row(r), j0, &mut scores),
-                8 => scores_tile::<8>(m, sq_norms, row(r), j0, &mut scores),
-                4 => scores_tile::<4>(m, sq_norms, row(r), j0, &mut scores),
-                _ => scores_tile::<1>(m, sq_norms, row(r), j0, &mut scores),
+                32 => scores_tile::<32>(m, ld, sq_norms, row(r), j0, &mut scores),
+                16 => scores_tile::<16>(m, ld, sq_norms, row(r), j0, &mut scores),
+                8 => scores_tile::<8>(m, ld, sq_norms, row(r), j0, &mut scores),
+                4 => scores_tile::<4>(m, ld, sq_norms, row(r), j0, &mut scores),
+                _ => scores_tile::<1>(m, ld, sq_norms, row(r), j0, &mut scores),
             }
             keep_first_minimum(&scores[..width], j0, b);
         }
@@ -335,16 +288,17 @@ fn nearest_of_rows<I: Iterator<Item = (u32, f64)>>(
     }
 }
 
-/// `scores[k] = ‖z_j‖² − 2⟨x, z_j⟩` for the `T` centres j = j0 + k (see [`nearest_of_rows`]).
+/// `scores[k] = ‖z_j‖² − 2⟨x, z_j⟩` for the `T` centres j = j0 + k (see [`nearest_of_rows`];
+/// `ld`: the centres' row stride).
 #[inline(always)]
 fn scores_tile<const T: usize>(
     m: &[f64],
+    ld: usize,
     sq_norms: &[f64],
     nonzeros: impl Iterator<Item = (u32, f64)>,
     j0: usize,
     scores: &mut [f64; 32],
 ) {
-    let ld = row_stride(sq_norms.len());
     let mut acc = [0.0f64; T];
     for (a, v) in nonzeros {
         let start = a as usize * ld + j0;
@@ -506,7 +460,7 @@ mod tests {
             if d == 11 {
                 assert_eq!(
                     v.dense_t.as_ref().unwrap().values().len(),
-                    d * row_stride(psi)
+                    d * padded_stride(psi)
                 );
             }
             let x = Array2::from_shape_fn((300, d), |_| draw(&mut rng));
@@ -583,18 +537,6 @@ mod tests {
                     "ψ {psi}, {x:?}"
                 );
             }
-        }
-    }
-
-    #[test]
-    fn aligned_values_start_on_a_cache_line() {
-        let mut a = Aligned::default();
-        for len in [1, 7, 32, 33, 1000, 5] {
-            let v = a.zeroed(len);
-            assert_eq!((v.len(), v.as_ptr() as usize % 64), (len, 0));
-            assert!(v.iter().all(|&x| x == 0.0));
-            v.fill(1.0);
-            assert_eq!(a.values().len(), len);
         }
     }
 

@@ -13,7 +13,7 @@
 //! acuracy`, `#SV:` and wall times; the CPU seconds are its process's (file reading included).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use datasets::Inputs;
 
@@ -50,6 +50,18 @@ pub struct Measured {
     pub printed: Printed,
     pub cpu_seconds: f64,
     pub wall_seconds: f64,
+}
+
+/// The two files the authors' program reads, `train.svm` and `test.svm` ([`svmlight`]), written
+/// into `dir`: their paths, or what could not be written.
+pub fn write_split(dir: &Path, train: &Examples, test: &Examples) -> Result<[PathBuf; 2], String> {
+    let write = |name: &str, examples: &Examples| {
+        let path = dir.join(name);
+        std::fs::write(&path, svmlight(examples))
+            .map(|()| path)
+            .map_err(|e| format!("cannot write {name}: {e}"))
+    };
+    Ok([write("train.svm", train)?, write("test.svm", test)?])
 }
 
 /// The examples as an svmlight file the authors' reader accepts (values as f32, the authors'
@@ -193,10 +205,7 @@ pub fn run(
     let prepared = upstream::prepare(UPSTREAM)?;
     let dir = toolchain::cell_folder(&prepared, cell)?;
     let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
-    for (name, examples) in [("train.svm", train), ("test.svm", test)] {
-        std::fs::write(dir.join(name), svmlight(examples))
-            .map_err(|e| fail(format!("cannot write {name}: {e}")))?;
-    }
+    write_split(&dir, train, test).map_err(&fail)?;
     let program = prepared.root.join("IK/IK_OGD/SOL");
     let timeout = upstream::settings().timeout_seconds;
     let done = process::run(

@@ -412,35 +412,30 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
     ])])
 }
 
-/// CPU seconds of this thread to parse the split's training and test rows from the svmlight
-/// text the authors' code reads ([`authors::svmlight`], written beforehand, untimed); the
-/// parse must give back every row.
+/// CPU seconds of this thread to read the split's training and test rows back from the svmlight
+/// files the authors' code reads ([`authors::write_split`], written beforehand, untimed); the
+/// reader must give back every row.
 fn read_back(d: &BinarySplit) -> Result<f64> {
     // The files the authors' program would read, written untimed into a scratch folder (so in
     // the page cache, as theirs are when it starts), then read by our reader, timed: the read
     // from the file system, the parse and the matrices' allocation (sized from the files'
     // lengths), as the authors' process does.
     let dir = tempfile::tempdir().context("a scratch folder for the svmlight files")?;
-    let mut files = Vec::with_capacity(2);
-    for (name, examples) in [("train.svm", &d.train), ("test.svm", &d.test)] {
-        let path = dir.path().join(name);
-        std::fs::write(&path, authors::svmlight(examples))
-            .with_context(|| format!("writing the scratch file {name}"))?;
-        files.push((name, path, examples.len()));
-    }
+    let paths = authors::write_split(dir.path(), &d.train, &d.test).map_err(anyhow::Error::msg)?;
     let clock = Clock::start();
-    let mut parsed = Vec::with_capacity(files.len());
-    for (_, path, _) in &files {
+    let mut parsed = Vec::with_capacity(paths.len());
+    for path in &paths {
         parsed.push(datasets::loaders::svmlight::read_svmlight_sparse(
             path,
             Some(d.train.dim()),
         )?);
     }
     let seconds = clock.cpu();
-    for ((name, _, rows), (_, y)) in files.iter().zip(&parsed) {
+    for ((path, rows), (_, y)) in paths.iter().zip([d.train.len(), d.test.len()]).zip(&parsed) {
         anyhow::ensure!(
-            y.len() == *rows,
-            "{name}: {} rows read back from {rows} written",
+            y.len() == rows,
+            "{}: {} rows read back from {rows} written",
+            path.file_name().unwrap_or_default().to_string_lossy(),
             y.len()
         );
     }
