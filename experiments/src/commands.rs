@@ -367,6 +367,8 @@ pub fn check(
     let resolved = load_all(common, &paths, profile, &[], true)?;
     let mut all = Vec::new();
     let mut skipped = Vec::new();
+    // Configs whose cells of the authors' code were skipped, with the first reason.
+    let mut unavailable = Vec::new();
     let mut ok = true;
     for r in &resolved {
         let name = r.config.experiment.name.clone();
@@ -387,6 +389,13 @@ pub fn check(
             }
             ok = false;
             continue;
+        }
+        if let Some(first) = outcome.manifest.unavailable.first() {
+            unavailable.push(format!(
+                "{name} ({} cells; the first: {})",
+                outcome.manifest.unavailable.len(),
+                first.error
+            ));
         }
         let (_, rows) = store::load_complete(&outcome.paths)?;
         let results = evaluate_checks(r, &outcome, &rows);
@@ -419,6 +428,12 @@ pub fn check(
         println!(
             "NOT CHECKED (data not present): {}. Get the data (repro datasets list) to check them.",
             skipped.join(", ")
+        );
+    }
+    if !unavailable.is_empty() {
+        println!(
+            "NOT RUN (the authors' code; --require-upstream makes this a failure): {}",
+            unavailable.join("; ")
         );
     }
     Ok(ok && failed == 0)

@@ -8,34 +8,38 @@ use std::cell::RefCell;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 thread_local! {
-    /// Large matrices given back by [`recycle`] on this thread, for [`zeros`] to reuse.
+    /// Large matrices given back by [`recycle`] on this thread, for [`spare`] and [`scratch`]
+    /// to reuse.
     static SPARE: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Buffers kept per thread (an evaluation gives back four: Φ, ∂Φ, and two D × D or n × n).
+/// Buffers kept per thread (an evaluation gives back three: Φ, ∂Φ and K⁻¹ or A⁻¹).
 const SPARE_BUFFERS: usize = 6;
 /// Smaller matrices are left to the allocator.
 const SPARE_MIN_LEN: usize = 1 << 14;
 
-/// An empty vector with room for `len` values, in memory given back earlier on this thread when
-/// a buffer fits (the smallest of at least the size and at most twice it): an evaluation's
-/// matrices are megabytes, and fresh ones cost a page fault per 4 KiB on first write.
+/// A buffer given back earlier on this thread with room for `len` values (the smallest of at
+/// least the size and at most twice it), with the values it held: an evaluation's matrices are
+/// megabytes, and fresh ones cost a page fault per 4 KiB on first write.
+fn take_spare(len: usize) -> Option<Vec<f64>> {
+    if len < SPARE_MIN_LEN {
+        return None;
+    }
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        let best = spare
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.capacity() >= len && v.capacity() <= 2 * len)
+            .min_by_key(|(_, v)| v.capacity())
+            .map(|(i, _)| i);
+        best.map(|i| spare.swap_remove(i))
+    })
+}
+
+/// An empty vector with room for `len` values, in [`take_spare`] memory when a buffer fits.
 pub(crate) fn spare(len: usize) -> Vec<f64> {
-    let reused = if len >= SPARE_MIN_LEN {
-        SPARE.with(|spare| {
-            let mut spare = spare.borrow_mut();
-            let best = spare
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| v.capacity() >= len && v.capacity() <= 2 * len)
-                .min_by_key(|(_, v)| v.capacity())
-                .map(|(i, _)| i);
-            best.map(|i| spare.swap_remove(i))
-        })
-    } else {
-        None
-    };
-    match reused {
+    match take_spare(len) {
         Some(mut v) => {
             v.clear();
             v
@@ -44,12 +48,27 @@ pub(crate) fn spare(len: usize) -> Vec<f64> {
     }
 }
 
-/// A `rows × cols` matrix of zeros, in [`spare`] memory.
-pub(crate) fn zeros(rows: usize, cols: usize) -> Array2<f64> {
+/// A `rows × cols` matrix for a result written before it is read, in [`take_spare`] memory with
+/// the values it held (zeros past them, or in fresh memory): the megabytes of an evaluation's
+/// matrices are not zeroed first. What the caller leaves unwritten holds arbitrary values (the
+/// tests poison the spare buffers with NaN to check that no such value is read).
+pub(crate) fn scratch(rows: usize, cols: usize) -> Array2<f64> {
     let len = rows * cols;
-    let mut v = spare(len);
+    let mut v = take_spare(len).unwrap_or_default();
+    v.truncate(len);
     v.resize(len, 0.0);
     Array2::from_shape_vec((rows, cols), v).expect("rows × cols values")
+}
+
+/// Sets every value of this thread's spare buffers to NaN, so that a value of [`scratch`]
+/// memory read before it is written shows in the results.
+#[cfg(test)]
+pub(crate) fn poison_spare() {
+    SPARE.with(|spare| {
+        for v in spare.borrow_mut().iter_mut() {
+            v.iter_mut().for_each(|x| *x = f64::NAN);
+        }
+    });
 }
 
 /// Gives a matrix's memory back for [`spare`] to reuse on this thread.
@@ -70,15 +89,19 @@ fn blas_int(n: usize) -> i32 {
     i32::try_from(n).expect("matrix dimension fits in a BLAS int")
 }
 
-/// The upper triangle of `ΦᵀΦ` (`transpose = true`, D × D) or `ΦΦᵀ` (n × n), zeros below the
-/// diagonal (dsyrk): all that the Cholesky factorisations read (the lower triangle of the
-/// column-major matrix).
+/// The upper triangle of `ΦᵀΦ` (`transpose = true`, D × D) or `ΦΦᵀ` (n × n) by dsyrk: all that
+/// the Cholesky factorisations read (the lower triangle of the column-major matrix). Below the
+/// diagonal the values are arbitrary ([`scratch`] memory, not zeroed).
 pub fn gram_upper(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
     let phi = phi.as_standard_layout();
     let (n, d) = phi.dim();
     let size = if transpose { d } else { n };
-    let mut out = zeros(size, size);
+    let mut out = scratch(size, size);
     if n == 0 || d == 0 {
+        // No terms: the upper triangle is zero.
+        for i in 0..size {
+            out.row_mut(i).slice_mut(ndarray::s![i..]).fill(0.0);
+        }
         return out;
     }
     let k = if transpose { n } else { d };
@@ -324,7 +347,6 @@ mod tests {
         let p = array![[1.0, 2.0, -1.0], [0.5, 0.0, 3.0]];
         for (transpose, full) in [(true, p.t().dot(&p)), (false, p.dot(&p.t()))] {
             let mut g = gram_upper(p.view(), transpose);
-            assert!(g.indexed_iter().all(|((i, j), &v)| i <= j || v == 0.0));
             let size = g.nrows();
             symmetrise(g.as_slice_mut().unwrap(), size);
             assert_eq!(g, full);

@@ -128,7 +128,7 @@ pub fn objective(
     let phi = model.features(theta, x)?;
     let e = evidence(phi.view(), y, model.noise(theta), true)?;
     let g = model.gradient(theta, x, phi.view(), e.d_phi.view(), e.d_noise)?;
-    // The next evaluation reuses the two n × D matrices' memory (crate::blas::zeros).
+    // The next evaluation reuses the two n × D matrices' memory (crate::blas::scratch, spare).
     crate::blas::recycle(phi);
     crate::blas::recycle(e.d_phi);
     Ok((-e.log_p / n, g.into_iter().map(|v| -v / n).collect()))
@@ -656,5 +656,65 @@ mod tests {
             e.contains("svm") && e.contains("exact_ard") && e.contains("rbf"),
             "{e}"
         );
+    }
+
+    /// The evaluation's scratch matrices (Φ and the Gram matrix, not zeroed) are written before
+    /// they are read: with every spare buffer of the thread poisoned with NaN, each family's
+    /// value and gradient keep their bits, in the dual form (n < D) and the primal one (n >= D),
+    /// and so do the features and the posterior's predictions.
+    #[test]
+    fn scratch_memory_is_written_before_it_is_read() {
+        let families = [
+            Family::Rbf,
+            Family::Ard,
+            Family::Fsard,
+            Family::Fsgbard,
+            Family::Gm,
+            Family::Pwl,
+            Family::Ssgpr,
+        ];
+        std::thread::spawn(move || {
+            let d = 3;
+            // At least SPARE_MIN_LEN values in every matrix: n × D, and n × n or D × D.
+            for (n, m) in [(150usize, 128usize), (400, 64)] {
+                let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
+                let x = Array2::from_shape_fn((n, d), |_| rng.random::<f64>() * 2.0 - 1.0);
+                let y = Array1::from_shape_fn(n, |i| x[[i, 0]].sin() + 0.1 * x[[i, 1]]);
+                for family in families {
+                    let spec = KernelSpec {
+                        family,
+                        m,
+                        components: 2,
+                        intervals: 3,
+                    };
+                    let mut rng = ChaCha8Rng::seed_from_u64(5);
+                    let model = FeatureModel::new(spec, d, 1e-6, None, &mut rng).unwrap();
+                    let theta = model.start(&ArdPoint::default_start(d, 1.0), &mut rng);
+                    let run = || {
+                        let (v, g) = objective(&model, &theta, x.view(), y.view()).unwrap();
+                        let phi = model.features(&theta, x.view()).unwrap();
+                        let (mean, var) = Posterior::new(phi.view(), y.view(), 0.01)
+                            .unwrap()
+                            .predict(phi.slice(ndarray::s![..5, ..]));
+                        let bits: Vec<u64> = std::iter::once(v)
+                            .chain(g)
+                            .chain(phi.iter().copied())
+                            .chain(mean)
+                            .chain(var)
+                            .map(f64::to_bits)
+                            .collect();
+                        crate::blas::recycle(phi);
+                        bits
+                    };
+                    let clean = run();
+                    for round in 0..2 {
+                        crate::blas::poison_spare();
+                        assert_eq!(run(), clean, "{family:?}, n = {n}, m = {m}, round {round}");
+                    }
+                }
+            }
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -523,7 +523,8 @@ impl FeatureModel {
     ) -> Result<Array2<f64>, FastfoodError> {
         self.check(theta, x)?;
         let (n, dcols) = (x.nrows(), self.n_features());
-        let mut phi = crate::blas::zeros(n, dcols);
+        // Every value is written below (a test poisons the spare memory to check it).
+        let mut phi = crate::blas::scratch(n, dcols);
         if self.spec.family == Family::Ssgpr {
             let omega = ArrayView2::from_shape((self.spec.m, self.dim), &theta[self.off.omega..])
                 .expect("Ω has m × dim values");
@@ -631,6 +632,9 @@ impl FeatureModel {
         self.check(theta, x)?;
         let x = x.as_standard_layout();
         let x = x.view();
+        // Rows as slices below (a copy only for a view that is not row-major already).
+        let (phi, d_phi) = (phi.as_standard_layout(), d_phi.as_standard_layout());
+        let (phi, d_phi) = (phi.view(), d_phi.view());
         let mut grad = vec![0.0; self.off.total];
         grad[0] = d_noise * theta[0].exp();
         if self.spec.family == Family::Ssgpr {
@@ -704,11 +708,17 @@ impl FeatureModel {
                             let mut amp_grad = 0.0;
                             match mean {
                                 None => {
+                                    let p = prow.as_slice().expect("a row-major row");
+                                    let r = rrow.as_slice().expect("a row-major row");
+                                    let (p_cos, p_sin) = (&p[..rows], &p[rows..2 * rows]);
+                                    let (r_cos, r_sin) = (&r[..rows], &r[rows..2 * rows]);
+                                    // Two loops: the first vectorises; the second keeps the
+                                    // sum's order (its terms computed as before).
                                     for j in 0..rows {
-                                        let (pc, ps) = (prow[j], prow[rows + j]);
-                                        let (rc, rsn) = (rrow[j], rrow[rows + j]);
-                                        gz[j] = -rc * ps + rsn * pc;
-                                        amp_grad += rc * pc + rsn * ps;
+                                        gz[j] = -r_cos[j] * p_sin[j] + r_sin[j] * p_cos[j];
+                                    }
+                                    for j in 0..rows {
+                                        amp_grad += r_cos[j] * p_cos[j] + r_sin[j] * p_sin[j];
                                     }
                                 }
                                 Some(_) => {

@@ -46,7 +46,9 @@ DEFAULTS = {
     "nstarts": 100,
     "tol": 1e-8,
 }
-IGNORED = ("intervals", "tol_cost", "tol_grad", "max_train")
+# Our kind's parameters with no counterpart in revrand (PWL's intervals and radii, our
+# optimiser's tolerances, the training subset, which the harness applies before writing the rows).
+IGNORED = ("intervals", "pwl_radii", "tol_cost", "tol_grad", "max_train")
 
 
 def fail(msg):
