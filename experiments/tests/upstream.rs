@@ -209,6 +209,38 @@ fn a_missing_toolchain_says_what_to_install() {
     );
 }
 
+/// `repro check` (what `make test` runs) names a config whose cells of the authors' code were
+/// skipped, with the reason, in its summary: a skip is tolerated there, never silent.
+#[test]
+fn check_names_the_configs_whose_authors_code_was_skipped() {
+    if !mirror().join(ARCHIVE).is_file() || !data().join("classification").is_dir() {
+        eprintln!("SKIPPED: no mirror or shared datasets");
+        return;
+    }
+    let dir = root();
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_repro"))
+        .env("REPRO_DATA_DIR", data())
+        .env("REPRO_UPSTREAM_DIR", mirror())
+        .env("REPRO_UPSTREAM_CACHE", dir.path().join("upstream-cache"))
+        .env("REPRO_FETCH_BASE", "http://127.0.0.1:9/")
+        .env("PATH", empty.path())
+        .arg("--root")
+        .arg(dir.path())
+        .args(["check", CONFIG])
+        .output()
+        .unwrap();
+    let text = common::text(&out);
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("NOT RUN (the authors' code"))
+        .unwrap_or_else(|| panic!("no NOT RUN line: {text}"));
+    assert!(
+        summary.contains(EXPERIMENT) && summary.contains("missing program Rscript"),
+        "{summary}"
+    );
+}
+
 /// A stand-in `Rscript` that loads any package but crashes (or hangs) on a script.
 fn fake_rscript(behaviour: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
