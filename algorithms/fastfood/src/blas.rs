@@ -60,14 +60,13 @@ pub(crate) fn scratch(rows: usize, cols: usize) -> Array2<f64> {
     Array2::from_shape_vec((rows, cols), v).expect("rows × cols values")
 }
 
-/// Sets every value of this thread's spare buffers to NaN, so that a value of [`scratch`]
-/// memory read before it is written shows in the results.
+/// Replaces this thread's spare buffers by buffers of `lens` values, each filled with `value`
+/// to its capacity (none: an empty pool, so that [`scratch`] gives fresh zeros): NaN shows any
+/// value of [`scratch`] memory read before it is written.
 #[cfg(test)]
-pub(crate) fn poison_spare() {
+pub(crate) fn set_spare(lens: &[usize], value: f64) {
     SPARE.with(|spare| {
-        for v in spare.borrow_mut().iter_mut() {
-            v.iter_mut().for_each(|x| *x = f64::NAN);
-        }
+        *spare.borrow_mut() = lens.iter().map(|&len| vec![value; len]).collect();
     });
 }
 
@@ -85,14 +84,14 @@ pub(crate) fn recycle(a: Array2<f64>) {
     });
 }
 
-fn blas_int(n: usize) -> i32 {
+pub(crate) fn blas_int(n: usize) -> i32 {
     i32::try_from(n).expect("matrix dimension fits in a BLAS int")
 }
 
 /// The upper triangle of `ΦᵀΦ` (`transpose = true`, D × D) or `ΦΦᵀ` (n × n) by dsyrk: all that
 /// the Cholesky factorisations read (the lower triangle of the column-major matrix). Below the
 /// diagonal the values are arbitrary ([`scratch`] memory, not zeroed).
-pub fn gram_upper(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
+pub(crate) fn gram_upper(phi: ArrayView2<f64>, transpose: bool) -> Array2<f64> {
     let phi = phi.as_standard_layout();
     let (n, d) = phi.dim();
     let size = if transpose { d } else { n };

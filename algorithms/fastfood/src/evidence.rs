@@ -10,7 +10,7 @@
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::{Lapack, MatrixLayout, UPLO};
 
-use crate::blas::{gemm, gram_upper, inverse_from_cholesky, recycle, spare, t_dot};
+use crate::blas::{blas_int, gemm, gram_upper, inverse_from_cholesky, recycle, spare, t_dot};
 use crate::error::FastfoodError;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
@@ -36,27 +36,28 @@ fn not_pd(what: &str, e: impl std::fmt::Display) -> FastfoodError {
 /// The Cholesky factorisation `LLᵀ` of a symmetric positive definite matrix: L in the lower
 /// triangle of a column-major matrix, where LAPACK factorises, solves (dpotrs) and inverts in
 /// place. (ndarray-linalg would factorise and invert a row-major matrix by the same LAPACK calls
-/// on its storage read column-major, and solve on a row-major copy of L; dpotrs on the
-/// column-major L gives those solves' bits on every shape checked, 13 of them from n = 50 to
-/// 4,000, dual and primal, and it saves the copy: about 2 % of an evaluation at yacht's shape.)
+/// on its storage read column-major, and solve on a row-major copy of L. dpotrs on the
+/// column-major L gave those solves' bits on every shape checked, 13 of them from n = 50 to
+/// 4,000, dual and primal, with Debian's OpenBLAS 0.3.21: measured, not promised by LAPACK. It
+/// saves the copy, about 2 % of an evaluation at yacht's shape.)
 struct Cholesky {
-    /// L in the lower triangle (the upper one as the factorised matrix left it), column-major.
+    /// L in the lower triangle, column-major; above it arbitrary values (the scratch memory
+    /// [`gram_upper`] wrote into), never read.
     columns: Array2<f64>,
 }
 
 impl Cholesky {
     fn layout(&self) -> MatrixLayout {
-        let size =
-            i32::try_from(self.columns.nrows()).expect("matrix dimension fits in a LAPACK int");
+        let size = blas_int(self.columns.nrows());
         MatrixLayout::F {
             col: size,
             lda: size,
         }
     }
 
-    /// `(LLᵀ)⁻¹ b`.
+    /// `(LLᵀ)⁻¹ b` (`b` of any layout).
     fn solve(&self, b: &Array1<f64>, what: &str) -> Result<Array1<f64>, FastfoodError> {
-        let mut x = b.clone();
+        let mut x = Array1::from(b.to_vec());
         f64::solve_cholesky(
             self.layout(),
             UPLO::Lower,

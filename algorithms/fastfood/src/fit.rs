@@ -659,9 +659,11 @@ mod tests {
     }
 
     /// The evaluation's scratch matrices (Φ and the Gram matrix, not zeroed) are written before
-    /// they are read: with every spare buffer of the thread poisoned with NaN, each family's
-    /// value and gradient keep their bits, in the dual form (n < D) and the primal one (n >= D),
-    /// and so do the features and the posterior's predictions.
+    /// they are read: with the thread's spare buffers replaced by NaN-filled ones of every size an
+    /// evaluation takes (n × D, n × n, D × D), each family's value and gradient, features and
+    /// posterior predictions keep the bits they have from fresh zeroed memory, in the dual form
+    /// (n < D) and the primal one (n >= D). (This also checks that dsyrk, with beta = 0, does
+    /// not read the matrix it writes.)
     #[test]
     fn scratch_memory_is_written_before_it_is_read() {
         let families = [
@@ -690,26 +692,43 @@ mod tests {
                     let mut rng = ChaCha8Rng::seed_from_u64(5);
                     let model = FeatureModel::new(spec, d, 1e-6, None, &mut rng).unwrap();
                     let theta = model.start(&ArdPoint::default_start(d, 1.0), &mut rng);
-                    let run = || {
-                        let (v, g) = objective(&model, &theta, x.view(), y.view()).unwrap();
-                        let phi = model.features(&theta, x.view()).unwrap();
-                        let (mean, var) = Posterior::new(phi.view(), y.view(), 0.01)
-                            .unwrap()
-                            .predict(phi.slice(ndarray::s![..5, ..]));
-                        let bits: Vec<u64> = std::iter::once(v)
-                            .chain(g)
-                            .chain(phi.iter().copied())
-                            .chain(mean)
-                            .chain(var)
-                            .map(f64::to_bits)
-                            .collect();
-                        crate::blas::recycle(phi);
-                        bits
+                    let big = model.n_features();
+                    let sizes = [n * big, n * big, n * n, big * big, big * big];
+                    let bits = |v: &mut dyn Iterator<Item = f64>| -> Vec<u64> {
+                        v.map(f64::to_bits).collect()
                     };
-                    let clean = run();
-                    for round in 0..2 {
-                        crate::blas::poison_spare();
-                        assert_eq!(run(), clean, "{family:?}, n = {n}, m = {m}, round {round}");
+                    crate::blas::set_spare(&[], 0.0);
+                    let phi = model.features(&theta, x.view()).unwrap();
+                    type EntryPoint<'a> = (&'a str, Box<dyn Fn() -> Vec<u64> + 'a>);
+                    let entry_points: [EntryPoint; 3] = [
+                        (
+                            "objective",
+                            Box::new(|| {
+                                let (v, g) = objective(&model, &theta, x.view(), y.view()).unwrap();
+                                bits(&mut std::iter::once(v).chain(g))
+                            }),
+                        ),
+                        (
+                            "features",
+                            Box::new(|| {
+                                bits(&mut model.features(&theta, x.view()).unwrap().into_iter())
+                            }),
+                        ),
+                        (
+                            "posterior",
+                            Box::new(|| {
+                                let (mean, var) = Posterior::new(phi.view(), y.view(), 0.01)
+                                    .unwrap()
+                                    .predict(phi.slice(ndarray::s![..5, ..]));
+                                bits(&mut mean.into_iter().chain(var))
+                            }),
+                        ),
+                    ];
+                    for (name, run) in &entry_points {
+                        crate::blas::set_spare(&[], 0.0);
+                        let clean = run();
+                        crate::blas::set_spare(&sizes, f64::NAN);
+                        assert_eq!(run(), clean, "{name}: {family:?}, n = {n}, m = {m}");
                     }
                 }
             }

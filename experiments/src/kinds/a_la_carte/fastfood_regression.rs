@@ -421,11 +421,7 @@ fn by_revrand(
         Some(r) => (d.raw_train.select(Axis(0), r), d.train_y.select(Axis(0), r)),
         None => (d.raw_train.clone(), d.train_y.clone()),
     };
-    let mut params = serde_json::to_value(p)?;
-    params["method"] = serde_json::json!(family.name());
-    if let Some(o) = params.as_object_mut() {
-        o.remove("max_train");
-    }
+    let params = revrand_params(p, family)?;
     let seed: u64 = rand::Rng::random(&mut ctx.rng("revrand"));
     let cell = format!("revrand_{}-{seed:016x}", family.name());
     let split = DenseSplit {
@@ -435,6 +431,17 @@ fn by_revrand(
         y_test: &d.test_y,
     };
     Ok(super::revrand::run(&split, &params, seed, &cell, COLUMNS)?)
+}
+
+/// The `params.json` of a revrand cell: the kind's parameters, the method named as revrand's
+/// family, without `max_train` (the rows written are the subset already).
+fn revrand_params(p: &RegressionParams, family: RevrandFamily) -> Result<serde_json::Value> {
+    let mut params = serde_json::to_value(p)?;
+    params["method"] = serde_json::json!(family.name());
+    if let Some(o) = params.as_object_mut() {
+        o.remove("max_train");
+    }
+    Ok(params)
 }
 
 /// The training rows a cell uses: all, or a seeded subset of `max_train` (the same for every
@@ -620,6 +627,49 @@ mod tests {
         ] {
             let err = params(text).unwrap_err();
             assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+
+    /// Every parameter a revrand cell passes is one the kit's `driver.py` reads (its
+    /// `DEFAULTS`) or ignores by name (`IGNORED`): it refuses any other, and the cell is then
+    /// skipped, as every revrand cell was from the addition of `pwl_radii` until 2026-12-05.
+    #[test]
+    fn revrand_driver_knows_every_parameter_a_cell_passes() {
+        let driver = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/upstream/revrand/driver.py"
+        ))
+        .unwrap();
+        let block = |start: &str, end: char| -> String {
+            let from = driver.find(start).unwrap_or_else(|| panic!("no {start}"));
+            let rest = &driver[from + start.len()..];
+            rest[..rest.find(end).unwrap()].to_string()
+        };
+        // The quoted names of the DEFAULTS dict (its keys: a quote right before a colon) and
+        // of the IGNORED tuple.
+        let defaults = block("DEFAULTS = {", '}');
+        let ignored = block("IGNORED = (", ')');
+        let known: Vec<&str> = defaults
+            .split('"')
+            .collect::<Vec<_>>()
+            .windows(2)
+            .filter(|w| w[1].trim_start().starts_with(':'))
+            .map(|w| w[0])
+            .chain(ignored.split('"').skip(1).step_by(2))
+            .collect();
+        assert!(
+            known.contains(&"method") && known.contains(&"intervals"),
+            "{known:?}"
+        );
+        for family in [RevrandFamily::Rbf, RevrandFamily::Ard, RevrandFamily::Gm] {
+            let p = params("method = 'rbf'\nmax_train = 50").unwrap();
+            let v = revrand_params(&p, family).unwrap();
+            for key in v.as_object().unwrap().keys() {
+                assert!(
+                    known.contains(&key.as_str()),
+                    "driver.py does not know `{key}`"
+                );
+            }
         }
     }
 
