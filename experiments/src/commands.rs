@@ -431,10 +431,10 @@ pub fn check(
         );
     }
     if !unavailable.is_empty() {
-        println!(
-            "NOT RUN (the authors' code; --require-upstream makes this a failure): {}",
-            unavailable.join("; ")
-        );
+        println!("NOT RUN (the authors' code; --require-upstream makes this a failure):");
+        for line in &unavailable {
+            println!("  {line}");
+        }
     }
     Ok(ok && failed == 0)
 }

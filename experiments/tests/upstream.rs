@@ -67,6 +67,15 @@ fn run_config(
     extra: &[&str],
     env: &[(&str, &std::ffi::OsStr)],
 ) -> Output {
+    let mut cmd = repro(root, mirror, env);
+    cmd.args(["run", config, "--profile", "quick", "--no-plot"])
+        .args(extra);
+    cmd.output().unwrap()
+}
+
+/// `repro --root root` with the mirror `mirror`, a cache of its own, downloads pointed at
+/// nothing and the environment `env` (the subcommand to add).
+fn repro(root: &Path, mirror: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_repro"));
     cmd.env("REPRO_DATA_DIR", data())
         .env("REPRO_UPSTREAM_DIR", mirror)
@@ -74,13 +83,11 @@ fn run_config(
         // No download reaches anything (the port is closed).
         .env("REPRO_FETCH_BASE", "http://127.0.0.1:9/")
         .arg("--root")
-        .arg(root)
-        .args(["run", config, "--profile", "quick", "--no-plot"])
-        .args(extra);
+        .arg(root);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().unwrap()
+    cmd
 }
 
 fn rows(table: &Path) -> Vec<Row> {
@@ -219,21 +226,13 @@ fn check_names_the_configs_whose_authors_code_was_skipped() {
     }
     let dir = root();
     let empty = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_repro"))
-        .env("REPRO_DATA_DIR", data())
-        .env("REPRO_UPSTREAM_DIR", mirror())
-        .env("REPRO_UPSTREAM_CACHE", dir.path().join("upstream-cache"))
-        .env("REPRO_FETCH_BASE", "http://127.0.0.1:9/")
-        .env("PATH", empty.path())
-        .arg("--root")
-        .arg(dir.path())
+    let out = repro(dir.path(), &mirror(), &[("PATH", empty.path().as_os_str())])
         .args(["check", CONFIG])
         .output()
         .unwrap();
     let text = common::text(&out);
-    let summary = text
-        .lines()
-        .find(|l| l.starts_with("NOT RUN (the authors' code"))
+    let (_, summary) = text
+        .split_once("NOT RUN (the authors' code")
         .unwrap_or_else(|| panic!("no NOT RUN line: {text}"));
     assert!(
         summary.contains(EXPERIMENT) && summary.contains("missing program Rscript"),
