@@ -193,6 +193,9 @@ fn a_tampered_archive_is_refused_and_loses_nothing_else() {
     assert!(common::text(&out).contains("tampered"));
 }
 
+/// A missing toolchain: the run says what to install, and `repro check` (what `make test` runs)
+/// names the config whose cells of the authors' code were skipped, with the reason, in its
+/// summary (a skip is tolerated there, never silent).
 #[test]
 fn a_missing_toolchain_says_what_to_install() {
     if !mirror().join(ARCHIVE).is_file() || !data().join("classification").is_dir() {
@@ -214,18 +217,6 @@ fn a_missing_toolchain_says_what_to_install() {
             && text.contains("apt-get install -y"),
         "{text}"
     );
-}
-
-/// `repro check` (what `make test` runs) names a config whose cells of the authors' code were
-/// skipped, with the reason, in its summary: a skip is tolerated there, never silent.
-#[test]
-fn check_names_the_configs_whose_authors_code_was_skipped() {
-    if !mirror().join(ARCHIVE).is_file() || !data().join("classification").is_dir() {
-        eprintln!("SKIPPED: no mirror or shared datasets");
-        return;
-    }
-    let dir = root();
-    let empty = tempfile::tempdir().unwrap();
     let out = repro(dir.path(), &mirror(), &[("PATH", empty.path().as_os_str())])
         .args(["check", CONFIG])
         .output()
