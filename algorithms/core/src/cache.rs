@@ -24,8 +24,9 @@ pub fn padded_stride(len: usize) -> usize {
 }
 
 /// `f64` values that start on a cache line, so that vector loads and stores never straddle two
-/// lines (a 32-byte store 16 or 48 bytes into a line is split in two).
-#[derive(Debug, Clone, Default)]
+/// lines (a 32-byte store 16 or 48 bytes into a line is split in two). A clone starts on a line
+/// of its own buffer too.
+#[derive(Debug, Default)]
 pub struct LineAligned {
     buf: Vec<f64>,
     start: usize,
@@ -49,6 +50,16 @@ impl LineAligned {
     }
 }
 
+impl Clone for LineAligned {
+    /// The same values, re-aligned in the clone's buffer (a derived clone would keep the
+    /// original's offset in a buffer the allocator may have put elsewhere).
+    fn clone(&self) -> Self {
+        let mut c = Self::default();
+        c.zeroed(self.len).copy_from_slice(self.values());
+        c
+    }
+}
+
 impl PartialEq for LineAligned {
     fn eq(&self, other: &Self) -> bool {
         self.values() == other.values()
@@ -68,6 +79,9 @@ mod tests {
             assert!(v.iter().all(|&x| x == 0.0));
             v.fill(1.0);
             assert_eq!(a.values().len(), len);
+            let c = a.clone();
+            assert_eq!(c.values().as_ptr() as usize % LINE_BYTES, 0);
+            assert_eq!(c, a);
         }
     }
 
