@@ -15,15 +15,67 @@ use crate::error::FastfoodError;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
+/// `(u, v)`: the rank-one matrix `u vᵀ`.
+pub type RankOne = (Array1<f64>, Array1<f64>);
+
+/// Which gradients [`evidence`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gradients {
+    /// The value only.
+    No,
+    /// `∂ log p / ∂Φ` whole, in [`Evidence::d_phi`].
+    Full,
+    /// `∂ log p / ∂Φ` as a matrix and a rank-one term kept apart ([`Evidence::rank_one`]), for
+    /// a caller that only contracts it (it saves writing the n × D outer product).
+    RankOneApart,
+}
+
 /// The log marginal likelihood and, if asked for, its gradients.
 #[derive(Debug, Clone)]
 pub struct Evidence {
     /// log p(y).
     pub log_p: f64,
-    /// `∂ log p / ∂Φ` (n × D); empty unless gradients were asked for.
+    /// `∂ log p / ∂Φ` (n × D), less [`Self::rank_one`] when that is kept apart; empty unless
+    /// gradients were asked for.
     pub d_phi: Array2<f64>,
+    /// `(u, v)` with `∂ log p / ∂Φ = d_phi + u vᵀ` ([`Gradients::RankOneApart`]).
+    pub rank_one: Option<RankOne>,
     /// `∂ log p / ∂σ²`.
     pub d_noise: f64,
+}
+
+impl Evidence {
+    /// `∂ log p / ∂Φ` whole (`d_phi` with the rank-one term added, if it was kept apart: the
+    /// same bits as [`Gradients::Full`] only where dgemm sums in one pass).
+    pub fn full_d_phi(&self) -> std::borrow::Cow<'_, Array2<f64>> {
+        match &self.rank_one {
+            None => std::borrow::Cow::Borrowed(&self.d_phi),
+            Some((u, v)) => {
+                let mut r = outer(u, v);
+                r += &self.d_phi;
+                std::borrow::Cow::Owned(r)
+            }
+        }
+    }
+}
+
+/// `−g` (n × D) less a rank-one term: `u vᵀ − g` whole, or `−g` with `(u, v)` apart.
+fn rank_one_less(
+    gradients: Gradients,
+    u: Array1<f64>,
+    v: Array1<f64>,
+    product: impl FnOnce(f64, &mut Array2<f64>),
+) -> (Array2<f64>, Option<RankOne>) {
+    if gradients == Gradients::RankOneApart {
+        // Every value is written by dgemm with beta = 0.
+        let mut r = crate::blas::scratch(u.len(), v.len());
+        product(0.0, &mut r);
+        (r, Some((u, v)))
+    } else {
+        let mut r = outer(&u, &v);
+        product(1.0, &mut r);
+        (r, None)
+    }
 }
 
 fn not_pd(what: &str, e: impl std::fmt::Display) -> FastfoodError {
@@ -133,7 +185,7 @@ pub fn evidence(
     phi: ArrayView2<f64>,
     y: ArrayView1<f64>,
     noise: f64,
-    gradients: bool,
+    gradients: Gradients,
 ) -> Result<Evidence, FastfoodError> {
     if !(noise.is_finite() && noise > 0.0 && all_finite(phi)) {
         return Err(FastfoodError::solve(
@@ -144,21 +196,26 @@ pub fn evidence(
     if phi.nrows() >= phi.ncols() {
         primal(phi, y, noise, gradients)
     } else {
-        let dual = dual_from_gram(gram_upper(phi, false), y, noise)?;
-        let d_phi = if gradients {
-            // ∂/∂Φ = (ααᵀ − K⁻¹) Φ = α (Φᵀα)ᵀ − K⁻¹Φ.
-            let a = t_dot(phi, dual.alpha.view());
-            let mut r = outer(&dual.alpha, &a);
-            gemm(-1.0, dual.k_inv.view(), phi, 1.0, &mut r);
-            r
+        let Dual {
+            log_p,
+            alpha,
+            k_inv,
+        } = dual_from_gram(gram_upper(phi, false), y, noise)?;
+        let d_noise = 0.5 * (alpha.dot(&alpha) - k_inv.diag().sum());
+        let (d_phi, rank_one) = if gradients == Gradients::No {
+            (Array2::zeros((0, 0)), None)
         } else {
-            Array2::zeros((0, 0))
+            // ∂/∂Φ = (ααᵀ − K⁻¹) Φ = α (Φᵀα)ᵀ − K⁻¹Φ.
+            let a = t_dot(phi, alpha.view());
+            rank_one_less(gradients, alpha, a, |beta, r| {
+                gemm(-1.0, k_inv.view(), phi, beta, r)
+            })
         };
-        let d_noise = 0.5 * (dual.alpha.dot(&dual.alpha) - dual.k_inv.diag().sum());
-        recycle(dual.k_inv);
+        recycle(k_inv);
         Ok(Evidence {
-            log_p: dual.log_p,
+            log_p,
             d_phi,
+            rank_one,
             d_noise,
         })
     }
@@ -177,7 +234,7 @@ fn primal(
     phi: ArrayView2<f64>,
     y: ArrayView1<f64>,
     noise: f64,
-    gradients: bool,
+    gradients: Gradients,
 ) -> Result<Evidence, FastfoodError> {
     let (n, d) = phi.dim();
     let b = t_dot(phi, y);
@@ -190,23 +247,26 @@ fn primal(
             + log_det_a
             + (n as f64 - d as f64) * noise.ln()
             + n as f64 * LN_2PI);
-    if !gradients {
+    if gradients == Gradients::No {
         return Ok(Evidence {
             log_p,
             d_phi: Array2::zeros((0, 0)),
+            rank_one: None,
             d_noise: 0.0,
         });
     }
     let a_inv = chol.inverse("ΦᵀΦ + σ²I")?;
     // α = (y − Φa)/σ²; ∂/∂Φ = α aᵀ − Φ A⁻¹; ∂/∂σ² = ½(‖α‖² − (n − D)/σ² − tr A⁻¹).
     let alpha = (&y - &phi.dot(&w)) / noise;
-    let mut r = outer(&alpha, &w);
-    gemm(-1.0, phi, a_inv.view(), 1.0, &mut r);
     let d_noise = 0.5 * (alpha.dot(&alpha) - (n as f64 - d as f64) / noise - a_inv.diag().sum());
+    let (d_phi, rank_one) = rank_one_less(gradients, alpha, w, |beta, r| {
+        gemm(-1.0, phi, a_inv.view(), beta, r)
+    });
     recycle(a_inv);
     Ok(Evidence {
         log_p,
-        d_phi: r,
+        d_phi,
+        rank_one,
         d_noise,
     })
 }
@@ -295,12 +355,30 @@ mod tests {
     fn both_forms_equal_the_dense_likelihood_and_each_other() {
         for (n, d) in [(30, 8), (8, 30), (20, 20)] {
             let (phi, y) = random(n, d, n as u64);
-            let e = evidence(phi.view(), y.view(), 0.3, true).unwrap();
+            let e = evidence(phi.view(), y.view(), 0.3, Gradients::Full).unwrap();
             assert!((e.log_p - dense_log_p(&phi, &y, 0.3)).abs() < 1e-9);
-            let p = primal(phi.view(), y.view(), 0.3, true).unwrap();
+            let p = primal(phi.view(), y.view(), 0.3, Gradients::Full).unwrap();
             assert!((p.log_p - e.log_p).abs() < 1e-9);
             assert!((p.d_noise - e.d_noise).abs() < 1e-9);
             assert!((&p.d_phi - &e.d_phi).iter().all(|v| v.abs() < 1e-9));
+        }
+    }
+
+    #[test]
+    fn the_rank_one_term_kept_apart_adds_up_to_the_whole_gradient() {
+        for (n, d) in [(30, 8), (8, 30)] {
+            let (phi, y) = random(n, d, 11 + n as u64);
+            let full = evidence(phi.view(), y.view(), 0.2, Gradients::Full).unwrap();
+            let apart = evidence(phi.view(), y.view(), 0.2, Gradients::RankOneApart).unwrap();
+            assert!(full.rank_one.is_none() && apart.rank_one.is_some());
+            assert_eq!(full.log_p, apart.log_p);
+            assert_eq!(full.d_noise, apart.d_noise);
+            assert_eq!(full.full_d_phi().as_ref(), &full.d_phi);
+            let whole = apart.full_d_phi();
+            assert!((whole.as_ref() - &full.d_phi)
+                .iter()
+                .all(|v| v.abs() < 1e-12));
+            assert!((&apart.d_phi - &full.d_phi).iter().any(|v| v.abs() > 1e-6));
         }
     }
 
@@ -309,9 +387,13 @@ mod tests {
         for (n, d) in [(30, 8), (8, 30)] {
             let (phi, y) = random(n, d, 7 + n as u64);
             let noise = 0.2;
-            let e = evidence(phi.view(), y.view(), noise, true).unwrap();
+            let e = evidence(phi.view(), y.view(), noise, Gradients::Full).unwrap();
             let eps = 1e-6;
-            let f = |p: &Array2<f64>, s: f64| evidence(p.view(), y.view(), s, false).unwrap().log_p;
+            let f = |p: &Array2<f64>, s: f64| {
+                evidence(p.view(), y.view(), s, Gradients::No)
+                    .unwrap()
+                    .log_p
+            };
             let fd = (f(&phi, noise + eps) - f(&phi, noise - eps)) / (2.0 * eps);
             assert!((fd - e.d_noise).abs() < 1e-7, "σ²: {fd} vs {}", e.d_noise);
             for (i, j) in [(0, 0), (3, 5), (n - 1, d - 1)] {

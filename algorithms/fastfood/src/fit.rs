@@ -125,12 +125,20 @@ pub fn objective(
     y: ArrayView1<f64>,
 ) -> Result<(f64, Vec<f64>), FastfoodError> {
     let n = x.nrows() as f64;
-    let phi = model.features(theta, x)?;
-    let e = evidence(phi.view(), y, model.noise(theta), true)?;
-    let g = model.gradient(theta, x, phi.view(), e.d_phi.view(), e.d_noise)?;
-    // The next evaluation reuses the two n × D matrices' memory (crate::blas::scratch, spare).
+    let (phi, z) = model.features_and_projections(theta, x, true)?;
+    let e = evidence(
+        phi.view(),
+        y,
+        model.noise(theta),
+        model.evidence_gradients(),
+    )?;
+    let g = model.gradient(theta, x, phi.view(), z.as_ref().map(|z| z.view()), &e)?;
+    // The next evaluation reuses the n × D matrices' memory (crate::blas::scratch, spare).
     crate::blas::recycle(phi);
     crate::blas::recycle(e.d_phi);
+    if let Some(z) = z {
+        crate::blas::recycle(z);
+    }
     Ok((-e.log_p / n, g.into_iter().map(|v| -v / n).collect()))
 }
 
@@ -693,7 +701,9 @@ mod tests {
                     let model = FeatureModel::new(spec, d, 1e-6, None, &mut rng).unwrap();
                     let theta = model.start(&ArdPoint::default_start(d, 1.0), &mut rng);
                     let big = model.n_features();
-                    let sizes = [n * big, n * big, n * n, big * big, big * big];
+                    // Φ, ∂Φ, K⁻¹ or A⁻¹ (and the Gram matrix), RBF's projections Z.
+                    let stride = model.draws().first().map_or(0, |d| d.z_stride());
+                    let sizes = [n * big, n * big, n * n, big * big, big * big, n * stride];
                     let bits = |v: &mut dyn Iterator<Item = f64>| -> Vec<u64> {
                         v.map(f64::to_bits).collect()
                     };

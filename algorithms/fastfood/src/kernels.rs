@@ -4,7 +4,8 @@
 //!
 //! A [`FeatureModel`] maps a flat parameter vector θ and inputs X (n × dim) to features Φ
 //! (n × D, amplitudes absorbed: K ≈ ΦΦᵀ, decision D6), and maps `∂log p/∂Φ` back to `∂log p/∂θ`
-//! through the Fastfood backward pass (spec §5) in O(n m log d). Positive parameters are stored
+//! through the Fastfood backward pass (spec §5) in O(n m log d) (RBF, whose one lengthscale
+//! scales every projection alike, through its projections instead: no backward pass). Positive parameters are stored
 //! as logarithms; the noise variance is `σ²_min + exp(θ₀)` with a floor σ²_min > 0.
 //!
 //! Layout of θ: `[noise, signal, lengths…]` then per family: FSARD `scale (m)`; FSGBARD
@@ -18,6 +19,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use crate::error::{at_least_one, check_inputs, FastfoodError};
+use crate::evidence::{Evidence, Gradients};
 use crate::fastfood::{BatchWork, FastfoodDraw};
 use crate::fwht::padded_dimension;
 use crate::radial::{chi_radii, PiecewiseLinear};
@@ -521,6 +523,26 @@ impl FeatureModel {
         theta: &[f64],
         x: ArrayView2<f64>,
     ) -> Result<Array2<f64>, FastfoodError> {
+        Ok(self.features_and_projections(theta, x, false)?.0)
+    }
+
+    /// Whether [`Self::gradient`] takes the projections Z = V x̃ in place of the backward pass:
+    /// RBF, whose one lengthscale scales every projection alike (z = V x / ℓ), so that
+    /// `∂log p/∂log ℓ = −Σ ∂log p/∂z ∘ z` (the backward pass's `−Σ_k (Vᵀ g_z)_k x̃_k` summed the
+    /// other way round; the same value up to rounding).
+    fn gradient_reads_projections(&self) -> bool {
+        self.spec.family == Family::Rbf
+    }
+
+    /// Φ(X) at θ, and, when `keep` and [`Self::gradient_reads_projections`], the projections Z
+    /// (the arguments of Φ's cosines and sines, in the first m columns of each row) for
+    /// [`Self::gradient`].
+    pub fn features_and_projections(
+        &self,
+        theta: &[f64],
+        x: ArrayView2<f64>,
+        keep: bool,
+    ) -> Result<(Array2<f64>, Option<Array2<f64>>), FastfoodError> {
         self.check(theta, x)?;
         let (n, dcols) = (x.nrows(), self.n_features());
         // Every value is written below (a test poisons the spare memory to check it).
@@ -543,15 +565,25 @@ impl FeatureModel {
                     p[m + j] = amp * sin[j];
                 }
             }
-            return Ok(phi);
+            return Ok((phi, None));
         }
         let (scales, _) = self.scales(theta);
         let blocks = self.blocks();
         let dim = self.dim;
+        // Z in the layout the batched projection writes (rows z_stride apart), so that it is
+        // written there directly; the columns past m are never read, the others all written.
+        let stride = self.draws[0].z_stride();
+        let mut projections =
+            (keep && self.gradient_reads_projections()).then(|| crate::blas::scratch(n, stride));
+        let projection_chunks: Vec<Option<ndarray::ArrayViewMut2<f64>>> = match &mut projections {
+            Some(z) => z.axis_chunks_iter_mut(Axis(0), CHUNK).map(Some).collect(),
+            None => (0..n.div_ceil(CHUNK)).map(|_| None).collect(),
+        };
         phi.axis_chunks_iter_mut(Axis(0), CHUNK)
             .into_par_iter()
             .zip(x.axis_chunks_iter(Axis(0), CHUNK).into_par_iter())
-            .for_each(|(mut p, xs)| {
+            .zip(projection_chunks.into_par_iter())
+            .for_each(|((mut p, xs), mut zs)| {
                 // This thread's buffers from its last chunk: freeing them after every chunk gave
                 // the allocator's trim (madvise) and the next chunk's page faults, about 12 % of
                 // an RBF evaluation at n = 278 (configs/alacarte/README.md).
@@ -565,21 +597,30 @@ impl FeatureModel {
                     let (amp, loglen, mean) = self.component(theta, c);
                     let (sign, gauss) = self.diagonals(theta, c);
                     let (rows, col, batch) = (d.rows(), blocks[c].col, d.batch_rows());
-                    for (mut pb, xb) in p
+                    for (b, (mut pb, xb)) in p
                         .axis_chunks_iter_mut(Axis(0), batch)
                         .zip(xs.axis_chunks_iter(Axis(0), batch))
+                        .enumerate()
                     {
                         let r = xb.nrows();
                         xt.resize(r * dim, 0.0);
                         let stride = d.z_stride();
-                        z.resize(r * stride, 0.0);
+                        let len = r * stride;
                         for (q, xrow) in xb.axis_iter(Axis(0)).enumerate() {
                             let xrow = xrow.as_slice().expect("row");
                             scale_inputs(xrow, loglen, &mut xt[q * dim..][..dim]);
                         }
-                        d.project_rows(&xt, r, sign, gauss, &scales[c], &mut z, &mut work);
-                        let len = r * stride;
-                        let z = &z[..len];
+                        // Into the kept projections' rows when there are some, else the buffer.
+                        let z: &mut [f64] = match &mut zs {
+                            Some(zs) => &mut zs.as_slice_mut().expect("contiguous rows")
+                                [b * batch * stride..][..len],
+                            None => {
+                                z.resize(len, 0.0);
+                                &mut z[..len]
+                            }
+                        };
+                        d.project_rows(&xt, r, sign, gauss, &scales[c], z, &mut work);
+                        let z = &*z;
                         // amp·cos and amp·sin of the arguments into columns offset.. and
                         // offset + rows.. of the batch's rows (sin and cos written in place).
                         let write =
@@ -617,21 +658,78 @@ impl FeatureModel {
                 }
                 FEATURE_SCRATCH.with(|s| s.set(FeatureScratch { work, xt, z, arg }));
             });
-        Ok(phi)
+        Ok((phi, projections))
     }
 
-    /// `∂log p/∂θ` from `∂log p/∂Φ` (`d_phi`, n × D) and `∂log p/∂σ²`, with Φ = Φ(X; θ).
+    /// Which gradients [`Self::gradient`] wants from [`evidence`](crate::evidence::evidence):
+    /// RBF contracts `∂log p/∂Φ` row by row, so its rank-one term is kept apart.
+    pub fn evidence_gradients(&self) -> Gradients {
+        if self.gradient_reads_projections() {
+            Gradients::RankOneApart
+        } else {
+            Gradients::Full
+        }
+    }
+
+    /// `∂log p/∂θ` from `∂log p/∂Φ` and `∂log p/∂σ²` (`e`), with Φ = Φ(X; θ) and `projections`
+    /// the Z that [`Self::features_and_projections`] kept with it (computed here when the family
+    /// reads them and none are given).
     pub fn gradient(
         &self,
         theta: &[f64],
         x: ArrayView2<f64>,
         phi: ArrayView2<f64>,
-        d_phi: ArrayView2<f64>,
-        d_noise: f64,
+        projections: Option<ArrayView2<f64>>,
+        e: &Evidence,
     ) -> Result<Vec<f64>, FastfoodError> {
         self.check(theta, x)?;
+        let d_noise = e.d_noise;
+        let computed;
+        let projections = match projections {
+            Some(z) => Some(z),
+            None if self.gradient_reads_projections() => {
+                computed = self.features_and_projections(theta, x, true)?.1;
+                computed.as_ref().map(|z| z.view())
+            }
+            None => None,
+        };
+        if let Some(z) = projections {
+            if z.nrows() != x.nrows() || z.ncols() < self.draws[0].rows() {
+                return Err(FastfoodError::ShapeMismatch {
+                    what: "projections",
+                    expected: x.nrows() * self.draws[0].z_stride(),
+                    got: z.len(),
+                });
+            }
+        }
+        // Rows as slices below.
+        let projections: Option<ndarray::CowArray<f64, ndarray::Ix2>> = projections.map(|z| {
+            if z.is_standard_layout() {
+                z.into()
+            } else {
+                z.to_owned().into()
+            }
+        });
         let x = x.as_standard_layout();
         let x = x.view();
+        // The rank-one term of ∂log p/∂Φ is added in RBF's row sums, and to d_phi for the others.
+        let (d_phi, rank_one) = match (&projections, &e.rank_one) {
+            (Some(_), Some((u, v))) => (
+                std::borrow::Cow::Borrowed(&e.d_phi),
+                Some((
+                    u.as_slice().expect("a vector"),
+                    v.as_slice().expect("a vector"),
+                )),
+            ),
+            _ => (e.full_d_phi(), None),
+        };
+        if d_phi.dim() != phi.dim() {
+            return Err(FastfoodError::ShapeMismatch {
+                what: "∂log p/∂Φ",
+                expected: phi.len(),
+                got: d_phi.len(),
+            });
+        }
         // Rows as slices below (a copy only for a view that is not row-major already).
         let (phi, d_phi) = (phi.as_standard_layout(), d_phi.as_standard_layout());
         let (phi, d_phi) = (phi.view(), d_phi.view());
@@ -660,12 +758,18 @@ impl FeatureModel {
         );
         let fsgb = self.spec.family == Family::Fsgbard;
         let dim = self.dim;
+        let projection_chunks: Vec<Option<ArrayView2<f64>>> = match &projections {
+            Some(z) => z.axis_chunks_iter(Axis(0), CHUNK).map(Some).collect(),
+            None => (0..x.nrows().div_ceil(CHUNK)).map(|_| None).collect(),
+        };
         let chunks: Vec<[Vec<f64>; 4]> = x
             .axis_chunks_iter(Axis(0), CHUNK)
             .into_par_iter()
             .zip(phi.axis_chunks_iter(Axis(0), CHUNK).into_par_iter())
             .zip(d_phi.axis_chunks_iter(Axis(0), CHUNK).into_par_iter())
-            .map(|((xs, ps), rs)| {
+            .zip(projection_chunks.into_par_iter())
+            .enumerate()
+            .map(|(ci, (((xs, ps), rs), zs))| {
                 let mut g = vec![0.0; self.off.total];
                 let mut d_scale = vec![0.0; if learn_scale { self.spec.m } else { 0 }];
                 let mut d_gauss = vec![0.0; if fsgb { self.draws[0].sign.len() } else { 0 }];
@@ -685,10 +789,11 @@ impl FeatureModel {
                         None => self.off.lengths,
                     };
                     let one_length = self.off.n_lengths == 1 && mean.is_none();
-                    for ((xb, pb), rb) in xs
+                    for (b, ((xb, pb), rb)) in xs
                         .axis_chunks_iter(Axis(0), batch)
                         .zip(ps.axis_chunks_iter(Axis(0), batch))
                         .zip(rs.axis_chunks_iter(Axis(0), batch))
+                        .enumerate()
                     {
                         let r = xb.nrows();
                         xt.resize(r * dim, 0.0);
@@ -712,13 +817,31 @@ impl FeatureModel {
                                     let r = rrow.as_slice().expect("a row-major row");
                                     let (p_cos, p_sin) = (&p[..rows], &p[rows..2 * rows]);
                                     let (r_cos, r_sin) = (&r[..rows], &r[rows..2 * rows]);
-                                    // Two loops: the first vectorises; the second keeps the
-                                    // sum's order (its terms computed as before).
-                                    for j in 0..rows {
-                                        gz[j] = -r_cos[j] * p_sin[j] + r_sin[j] * p_cos[j];
-                                    }
-                                    for j in 0..rows {
-                                        amp_grad += r_cos[j] * p_cos[j] + r_sin[j] * p_sin[j];
+                                    if let Some(zs) = &zs {
+                                        let i = b * batch + q;
+                                        let zq = zs.row(i);
+                                        let zq = &zq.as_slice().expect("a row")[..rows];
+                                        // (α_i, the rank-one term's row factors).
+                                        let outer = rank_one.map(|(u, v)| {
+                                            (u[ci * CHUNK + i], &v[..rows], &v[rows..2 * rows])
+                                        });
+                                        let (dz, amp) = projection_sums(
+                                            [r_cos, r_sin],
+                                            [p_cos, p_sin],
+                                            zq,
+                                            outer,
+                                        );
+                                        g[lo] -= dz;
+                                        amp_grad = amp;
+                                    } else {
+                                        // Two loops: the first vectorises; the second keeps
+                                        // the sum's order (its terms computed as before).
+                                        for j in 0..rows {
+                                            gz[j] = -r_cos[j] * p_sin[j] + r_sin[j] * p_cos[j];
+                                        }
+                                        for j in 0..rows {
+                                            amp_grad += r_cos[j] * p_cos[j] + r_sin[j] * p_sin[j];
+                                        }
                                     }
                                 }
                                 Some(_) => {
@@ -740,6 +863,10 @@ impl FeatureModel {
                                 }
                             }
                             g[amp_index] += 0.5 * amp_grad;
+                        }
+                        if zs.is_some() {
+                            // ∂log p/∂log ℓ summed above (RBF: no backward pass).
+                            continue;
                         }
                         d.backward_rows(
                             &xt,
@@ -803,6 +930,52 @@ impl FeatureModel {
         }
         Ok(grad)
     }
+}
+
+/// One row's `(Σ_j g_z,j z_j, Σ_j R_j Φ_j)` with `g_z = −R_cos ∘ Φ_sin + R_sin ∘ Φ_cos`
+/// (`∂log p/∂Z` from `∂log p/∂Φ`'s and Φ's cosine and sine halves), R = `r` plus, when
+/// `outer = Some((u_i, v_cos, v_sin))`, the row `u_i vᵀ` of the rank-one term kept apart. Each
+/// sum in four partial sums added in a fixed order (so that it vectorises).
+fn projection_sums(
+    r: [&[f64]; 2],
+    p: [&[f64]; 2],
+    z: &[f64],
+    outer: Option<(f64, &[f64], &[f64])>,
+) -> (f64, f64) {
+    const W: usize = 4;
+    let ([r_cos, r_sin], [p_cos, p_sin]) = (r, p);
+    let (mut dz, mut amp) = ([0.0f64; W], [0.0f64; W]);
+    let mut add = |l: usize, j: usize, rc: f64, rs: f64| {
+        dz[l] += (-rc * p_sin[j] + rs * p_cos[j]) * z[j];
+        amp[l] += rc * p_cos[j] + rs * p_sin[j];
+    };
+    let lanes = z.len() / W * W;
+    match outer {
+        None => {
+            for j0 in (0..lanes).step_by(W) {
+                for l in 0..W {
+                    let j = j0 + l;
+                    add(l, j, r_cos[j], r_sin[j]);
+                }
+            }
+            for j in lanes..z.len() {
+                add(0, j, r_cos[j], r_sin[j]);
+            }
+        }
+        Some((u, v_cos, v_sin)) => {
+            for j0 in (0..lanes).step_by(W) {
+                for l in 0..W {
+                    let j = j0 + l;
+                    add(l, j, r_cos[j] + u * v_cos[j], r_sin[j] + u * v_sin[j]);
+                }
+            }
+            for j in lanes..z.len() {
+                add(0, j, r_cos[j] + u * v_cos[j], r_sin[j] + u * v_sin[j]);
+            }
+        }
+    }
+    let total = |a: [f64; W]| (a[0] + a[1]) + (a[2] + a[3]);
+    (total(dz), total(amp))
 }
 
 /// `x̃ = x ∘ exp(−log ℓ)` (one log-lengthscale broadcasts).

@@ -50,6 +50,7 @@ fn every_gradient_matches_central_differences() {
         (Family::Pwl, 6),
         (Family::Gm, 8),
         (Family::Ssgpr, 6),
+        (Family::Rbf, 40),
         (Family::Ard, 40),
         (Family::Fsgbard, 40),
         (Family::Gm, 40),
@@ -81,6 +82,47 @@ fn every_gradient_matches_central_differences() {
             norm > 1e-3,
             "{family:?}: a vanishing gradient checks nothing ({norm})"
         );
+    }
+}
+
+/// RBF's gradient reads the projections Z and keeps ∂log p/∂Φ's rank-one term apart; given
+/// neither (Z recomputed, ∂log p/∂Φ whole), and through the backward pass as ARD with every
+/// lengthscale equal (the chain rule the other way round), it is the same to rounding.
+#[test]
+fn rbf_gradient_is_the_same_by_every_route() {
+    use fastfood::evidence::{evidence, Gradients};
+    for (n, m) in [(30, 6), (30, 40), (150, 64)] {
+        let (x, y) = data(n, 5, 7);
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let rbf = FeatureModel::new(spec(Family::Rbf, m), 5, 1e-6, None, &mut rng).unwrap();
+        let theta = jittered(&rbf, &mut rng);
+        let (_, g) = objective(&rbf, &theta, x.view(), y.view()).unwrap();
+        let phi = rbf.features(&theta, x.view()).unwrap();
+        let e = evidence(phi.view(), y.view(), rbf.noise(&theta), Gradients::Full).unwrap();
+        let whole = rbf
+            .gradient(&theta, x.view(), phi.view(), None, &e)
+            .unwrap();
+        // ARD on the same Fastfood draw (the seed), every log-lengthscale θ₂: its gradient's
+        // lengthscale entries sum to RBF's.
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let ard = FeatureModel::new(spec(Family::Ard, m), 5, 1e-6, None, &mut rng).unwrap();
+        let mut theta_ard = theta[..2].to_vec();
+        theta_ard.extend(std::iter::repeat_n(theta[2], 5));
+        assert_eq!(ard.features(&theta_ard, x.view()).unwrap(), phi);
+        let (_, g_ard) = objective(&ard, &theta_ard, x.view(), y.view()).unwrap();
+        let backward = [g_ard[0], g_ard[1], g_ard[2..].iter().sum::<f64>()];
+        let n = n as f64;
+        for k in 0..3 {
+            let scale = g[k].abs().max(1e-3);
+            assert!(
+                (g[k] + whole[k] / n).abs() < 1e-12 * scale,
+                "θ_{k}, n = {n}, m = {m}"
+            );
+            assert!(
+                (g[k] - backward[k]).abs() < 1e-11 * scale,
+                "θ_{k}, n = {n}, m = {m}"
+            );
+        }
     }
 }
 

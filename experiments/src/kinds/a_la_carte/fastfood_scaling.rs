@@ -213,11 +213,14 @@ fn scaling(d: &Inputs, p: &ScalingParams, ctx: &CellContext) -> Result<Vec<Row>>
     let model = FeatureModel::new(spec, dim, 1e-6, None, &mut rng)?;
     let theta = model.start(&ArdPoint::default_start(dim, 1.0), &mut rng);
     let (xv, yv) = (x.view(), y.view());
-    let (feature_seconds, phi) = timed(p.repeats, || Ok(model.features(&theta, xv)?))?;
+    let (feature_seconds, (phi, z)) = timed(p.repeats, || {
+        Ok(model.features_and_projections(&theta, xv, true)?)
+    })?;
     let noise = model.noise(&theta);
-    let (solve_seconds, ev) = timed(p.repeats, || Ok(evidence(phi.view(), yv, noise, true)?))?;
+    let wanted = model.evidence_gradients();
+    let (solve_seconds, ev) = timed(p.repeats, || Ok(evidence(phi.view(), yv, noise, wanted)?))?;
     let (backward_seconds, _) = timed(p.repeats, || {
-        Ok(model.gradient(&theta, xv, phi.view(), ev.d_phi.view(), ev.d_noise)?)
+        Ok(model.gradient(&theta, xv, phi.view(), z.as_ref().map(|z| z.view()), &ev)?)
     })?;
     let (evaluation_seconds, _) = timed(p.repeats, || Ok(objective(&model, &theta, xv, yv)?))?;
     let (n, dd) = (p.n as f64, 2.0 * p.m as f64);
