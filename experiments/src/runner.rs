@@ -490,8 +490,8 @@ pub fn run(root: &Path, resolved: &ResolvedConfig, options: &RunOptions) -> Resu
                 (i, Some(entry))
             }
             Err(e) => {
-                match e.downcast_ref::<crate::upstream::Unavailable>() {
-                    Some(why) if !options.require_upstream => {
+                match skipped_upstream(&e, options.require_upstream) {
+                    Some(why) => {
                         progress.say(&format!(
                             "[{label}] SKIPPED {what}: {why} (--require-upstream makes this a \
                              failure)"
@@ -668,4 +668,31 @@ fn decorate(run: [&str; 3], cell: &Cell, entry: &CachedCell, budgeted: bool) -> 
             row
         })
         .collect()
+}
+
+/// The reason a failed cell is skipped rather than failed: its upstream could not run it
+/// ([`crate::upstream::Unavailable`]), unless `--require-upstream` or the upstream's driver was
+/// given a parameter it does not know (a bug of the project).
+fn skipped_upstream(
+    e: &anyhow::Error,
+    require_upstream: bool,
+) -> Option<&crate::upstream::Unavailable> {
+    e.downcast_ref::<crate::upstream::Unavailable>()
+        .filter(|why| !require_upstream && !why.refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unavailable_upstream_is_skipped_but_a_refused_parameter_fails() {
+        use crate::upstream::Unavailable;
+        let missing = anyhow::Error::new(Unavailable::new("x", "no Rscript"));
+        assert!(skipped_upstream(&missing, false).is_some());
+        assert!(skipped_upstream(&missing, true).is_none());
+        let refused = anyhow::Error::new(Unavailable::refused("x", "unknown parameter y"));
+        assert!(skipped_upstream(&refused, false).is_none());
+        assert!(skipped_upstream(&anyhow::anyhow!("a bug"), false).is_none());
+    }
 }

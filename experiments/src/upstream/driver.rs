@@ -9,6 +9,11 @@
 //! `train.csv` and `test.csv` hold the cell's rows in the split's order (header
 //! `x0,...,x{d-1},y`, shortest round-trip decimals); `out.json` is
 //! `{"rows": [{column: value}], "fit_seconds": f, "predict_seconds": f}`.
+//!
+//! A driver given a parameter it does not know exits with [`REFUSED_EXIT`]: the harness and the
+//! driver disagree, a bug of the project and not a missing toolchain, so the cell fails
+//! ([`Unavailable::refused`]) instead of being skipped. (A value the authors' code cannot run,
+//! e.g. a learner it does not have, stays a skip: that upstream cannot run that cell.)
 
 use std::io::Write;
 use std::path::Path;
@@ -49,6 +54,10 @@ pub fn write_split(
     write_csv(&dir.join("train.csv"), train.0, d, train.1)?;
     write_csv(&dir.join("test.csv"), test.0, d, test.1)
 }
+
+/// The exit status of a driver given a parameter it does not know (`sys.exit(3)` in every
+/// `driver.py`).
+pub const REFUSED_EXIT: i32 = 3;
 
 /// What a driver returned, with what its process cost.
 #[derive(Debug, Clone)]
@@ -107,8 +116,15 @@ pub fn run(
         ("MKL_NUM_THREADS".into(), "1".into()),
         ("PYTHONHASHSEED".into(), "0".into()),
     ];
-    let finished = process::run(python, &args, &prepared.root, &env, timeout_seconds)
-        .map_err(|e| fail(format!("driver task {task}: {e}")))?;
+    let finished =
+        process::run(python, &args, &prepared.root, &env, timeout_seconds).map_err(|e| {
+            let reason = format!("driver task {task}: {e}");
+            if e.exit_status == Some(REFUSED_EXIT) {
+                Unavailable::refused(&prepared.name, reason)
+            } else {
+                fail(reason)
+            }
+        })?;
     let out = std::fs::read_to_string(cell_dir.join("out.json"))
         .map_err(|e| fail(format!("driver task {task} wrote no out.json: {e}")))?;
     parse(&out, finished).map_err(|e| fail(format!("driver task {task}: out.json: {e}")))
@@ -136,6 +152,84 @@ pub fn parse(text: &str, process: Finished) -> Result<DriverOutput, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A prepared upstream whose "python" is /bin/sh and whose driver is `script`.
+    fn fake(script: &str) -> (tempfile::TempDir, Prepared) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("src");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(dir.path().join("kit")).unwrap();
+        std::fs::write(dir.path().join("kit/driver.py"), script).unwrap();
+        let prepared = Prepared {
+            name: "fake".into(),
+            root,
+            python: Some("/bin/sh".into()),
+            scratch: dir.path().to_path_buf(),
+        };
+        (dir, prepared)
+    }
+
+    #[test]
+    fn a_driver_that_refuses_a_parameter_fails_its_cell_and_a_crash_is_a_skip() {
+        for (status, refused) in [(REFUSED_EXIT, true), (1, false)] {
+            let (dir, prepared) = fake(&format!("echo 'no such key' >&2; exit {status}"));
+            let e = run(&prepared, dir.path(), "t", &serde_json::json!({}), 1, 30.0).unwrap_err();
+            assert_eq!(e.refused, refused, "exit {status}: {e}");
+            assert!(e.to_string().contains("no such key"), "{e}");
+        }
+    }
+
+    /// Every kit's `driver.py`, given a parameter it does not know, exits with
+    /// [`REFUSED_EXIT`] before it reads its data (run by this machine's python3 with numpy,
+    /// the drivers' only import outside the standard library at load time).
+    #[test]
+    fn every_driver_refuses_an_unknown_parameter_with_its_exit_status() {
+        let python = std::process::Command::new("python3")
+            .args(["-c", "import numpy"])
+            .output();
+        if !python.map(|o| o.status.success()).unwrap_or(false) {
+            eprintln!("SKIPPED: no python3 with numpy on PATH to load the drivers");
+            return;
+        }
+        let kits = concat!(env!("CARGO_MANIFEST_DIR"), "/upstream");
+        let mut drivers = 0;
+        for entry in std::fs::read_dir(kits).unwrap() {
+            let driver = entry.unwrap().path().join("driver.py");
+            if !driver.exists() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&driver).unwrap();
+            // The task: the first of its --task choices, or the one every cell of it runs.
+            let task = ["fastfood_regression", "kernel_error", "streamrak"]
+                .into_iter()
+                .find(|t| text.contains(&format!("\"{t}\"")))
+                .unwrap_or_else(|| panic!("{}: which task?", driver.display()));
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(
+                dir.path().join("params.json"),
+                r#"{"no_such_parameter": 1}"#,
+            )
+            .unwrap();
+            let path = |n: &str| dir.path().join(n).display().to_string();
+            let out = std::process::Command::new("python3")
+                .arg(&driver)
+                .args(["--task", task, "--train", &path("train.csv"), "--test"])
+                .args([path("test.csv"), "--params".into(), path("params.json")])
+                .args(["--seed", "1", "--out", &path("out.json")])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(REFUSED_EXIT),
+                "{}: {stderr}",
+                driver.display()
+            );
+            assert!(stderr.contains("no_such_parameter"), "{stderr}");
+            drivers += 1;
+        }
+        assert_eq!(drivers, 3, "the three Python kits");
+    }
 
     #[test]
     fn csv_and_output_round_trip() {

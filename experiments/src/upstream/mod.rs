@@ -14,7 +14,8 @@
 //!
 //! A cell that cannot run its upstream (a missing toolchain, no archive, a digest mismatch, a
 //! failed build, a crash or a timeout) returns [`Unavailable`]: the runner records the cell as
-//! skipped with the reason (a failure under `--require-upstream`) and keeps every other cell.
+//! skipped with the reason (a failure under `--require-upstream`) and keeps every other cell. A
+//! driver given a parameter it does not know ([`driver::REFUSED_EXIT`]) fails its cell.
 
 pub mod driver;
 pub mod fetch;
@@ -156,16 +157,29 @@ impl Upstream {
 }
 
 /// Why a cell could not run its upstream: the cell is skipped with this reason (a failure
-/// under `--require-upstream`), never a crash of the run.
+/// under `--require-upstream`), never a crash of the run; unless `refused`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unavailable {
     pub upstream: String,
     pub reason: String,
+    /// The upstream's driver was given a parameter it does not know ([`driver::REFUSED_EXIT`]):
+    /// the harness and the driver disagree, a bug of the project, so the cell fails even
+    /// without `--require-upstream`.
+    pub refused: bool,
 }
 
 impl std::fmt::Display for Unavailable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "upstream {}: {}", self.upstream, self.reason)
+        if self.refused {
+            write!(
+                f,
+                "upstream {}: its driver does not know a parameter the harness passed (a bug of \
+                 the project): {}",
+                self.upstream, self.reason
+            )
+        } else {
+            write!(f, "upstream {}: {}", self.upstream, self.reason)
+        }
     }
 }
 
@@ -176,6 +190,15 @@ impl Unavailable {
         Self {
             upstream: upstream.to_string(),
             reason: reason.into(),
+            refused: false,
+        }
+    }
+
+    /// The driver refused the cell's parameters (see [`Self::refused`]).
+    pub fn refused(upstream: &str, reason: impl Into<String>) -> Self {
+        Self {
+            refused: true,
+            ..Self::new(upstream, reason)
         }
     }
 }

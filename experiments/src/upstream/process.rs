@@ -19,6 +19,36 @@ pub struct Finished {
     pub max_rss_mb: f64,
 }
 
+/// Why a command did not finish well: the message names the command, with the end of its
+/// stderr (and the paths of its full output); `exit_status` is the status it exited with, if it
+/// exited (not on a signal, a timeout or a failure to start).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub message: String,
+    pub exit_status: Option<i32>,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for Failed {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            exit_status: None,
+        }
+    }
+}
+
+impl From<Failed> for String {
+    fn from(f: Failed) -> Self {
+        f.message
+    }
+}
+
 /// Runs `program args` in `cwd` with `env` added, for at most `timeout_seconds`. A nonzero exit,
 /// a signal or the timeout is an error naming the command, with the end of its stderr (and the
 /// paths of its full output, kept in `cwd`).
@@ -28,7 +58,7 @@ pub fn run(
     cwd: &Path,
     env: &[(String, String)],
     timeout_seconds: f64,
-) -> Result<Finished, String> {
+) -> Result<Finished, Failed> {
     let out_path = cwd.join("upstream.stdout");
     let err_path = cwd.join("upstream.stderr");
     let open = |p: &PathBuf| {
@@ -74,7 +104,7 @@ pub fn run(
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(format!("waiting for {shown}: {e}"));
+            return Err(format!("waiting for {shown}: {e}").into());
         }
         if !timed_out && Instant::now() >= deadline {
             timed_out = true;
@@ -117,18 +147,23 @@ pub fn run(
         return Err(format!(
             "{shown} ran past its timeout of {timeout_seconds} s and was killed; {}",
             tail()
-        ));
+        )
+        .into());
     }
     if libc::WIFSIGNALED(status) {
         return Err(format!(
             "{shown} was killed by signal {}: {}",
             libc::WTERMSIG(status),
             tail()
-        ));
+        )
+        .into());
     }
     let code = libc::WEXITSTATUS(status);
     if code != 0 {
-        return Err(format!("{shown} exited with status {code}: {}", tail()));
+        return Err(Failed {
+            message: format!("{shown} exited with status {code}: {}", tail()),
+            exit_status: Some(code),
+        });
     }
     Ok(finished)
 }
@@ -137,7 +172,7 @@ pub fn run(
 mod tests {
     use super::*;
 
-    fn sh(script: &str, timeout: f64) -> Result<Finished, String> {
+    fn sh(script: &str, timeout: f64) -> Result<Finished, Failed> {
         let dir = tempfile::tempdir().unwrap();
         run(
             Path::new("/bin/sh"),
@@ -163,13 +198,15 @@ mod tests {
     fn a_crash_and_a_hang_are_errors_that_say_which() {
         let crash = sh("echo boom >&2; exit 3", 30.0).unwrap_err();
         assert!(
-            crash.contains("status 3") && crash.contains("boom"),
+            crash.message.contains("status 3") && crash.message.contains("boom"),
             "{crash}"
         );
+        assert_eq!(crash.exit_status, Some(3));
         let started = Instant::now();
         // A child that would outlive its parent is killed with the group.
         let hang = sh("sleep 30 & sleep 30", 0.3).unwrap_err();
-        assert!(hang.contains("timeout of 0.3 s"), "{hang}");
+        assert!(hang.message.contains("timeout of 0.3 s"), "{hang}");
+        assert_eq!(hang.exit_status, None);
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 }

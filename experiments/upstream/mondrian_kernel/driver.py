@@ -78,6 +78,12 @@ class DriverError(Exception):
     pass
 
 
+class Refused(DriverError):
+    """A parameter this driver does not know: the harness and the driver disagree (a bug of
+    the project). Exit status 3, which the harness takes as a failure of the cell, not as an
+    upstream that cannot run it."""
+
+
 # --- input ----------------------------------------------------------------------------------
 def read_csv(path):
     """x0..x{d-1},y with a header line -> (X (n x d), y (n))."""
@@ -102,7 +108,7 @@ def seed_all(seed):
 def take(params, known):
     unknown = sorted(set(params) - set(known))
     if unknown:
-        sys.stderr.write("driver: ignoring unknown parameters: %s\n" % ", ".join(unknown))
+        raise Refused("unknown parameters: %s" % ", ".join(unknown))
     return {k: params.get(k, v) for k, v in known.items()}
 
 
@@ -359,7 +365,7 @@ def main():
 if __name__ == "__main__":
     try:
         main()
-    except Exception as e:  # one line on stderr, nonzero exit
+    except Exception as e:  # one line on stderr, nonzero exit (3: the parameters refused)
         msg = str(e).replace("\n", " ")
         sys.stderr.write("driver: %s: %s\n" % (type(e).__name__, msg))
-        sys.exit(1)
+        sys.exit(3 if isinstance(e, Refused) else 1)

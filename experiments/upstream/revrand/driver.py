@@ -51,9 +51,15 @@ DEFAULTS = {
 IGNORED = ("intervals", "pwl_radii", "tol_cost", "tol_grad", "max_train")
 
 
-def fail(msg):
+class Refused(ValueError):
+    """A parameter this driver does not know: the harness and the driver disagree (a bug of
+    the project). Exit status 3, which the harness takes as a failure of the cell, not as an
+    upstream that cannot run it."""
+
+
+def fail(msg, status=1):
     sys.stderr.write("driver.py: " + " ".join(str(msg).split()) + "\n")
-    sys.exit(1)
+    sys.exit(status)
 
 
 def read_csv(path):
@@ -85,7 +91,7 @@ def read_params(path):
         raise ValueError("params.json must hold a JSON object")
     unknown = sorted(set(raw) - set(DEFAULTS) - set(IGNORED))
     if unknown:
-        raise ValueError(f"unknown parameter(s): {', '.join(unknown)}")
+        raise Refused(f"unknown parameter(s): {', '.join(unknown)}")
     p = dict(DEFAULTS)
     p.update({k: v for k, v in raw.items() if k in DEFAULTS})
     if p["method"] not in METHODS:
@@ -246,8 +252,8 @@ def main():
         with open(tmp, "w") as f:
             json.dump(out, f, indent=1)
         os.replace(tmp, a.out)
-    except Exception as e:  # one line on stderr, nonzero exit
-        fail(f"{type(e).__name__}: {e}")
+    except Exception as e:  # one line on stderr, nonzero exit (3: a parameter refused)
+        fail(f"{type(e).__name__}: {e}", 3 if isinstance(e, Refused) else 1)
 
 
 if __name__ == "__main__":

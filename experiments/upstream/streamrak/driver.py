@@ -68,6 +68,12 @@ class Fail(Exception):
     pass
 
 
+class Refused(Fail):
+    """A parameter this driver does not know: the harness and the driver disagree (a bug of
+    the project). Exit status 3, which the harness takes as a failure of the cell, not as an
+    upstream that cannot run it."""
+
+
 def read_csv(path):
     with open(path) as fh:
         header = fh.readline().strip().split(",")
@@ -296,7 +302,7 @@ def main():
     known = set(STREAMRAK_KEYS) | set(LP_KRR_KEYS) | IGNORED | {"r0", "max_level", "batches"}
     unknown = sorted(set(params) - known)
     if unknown:
-        print(f"driver.py: ignoring unknown parameters {unknown}", file=sys.stderr)
+        raise Refused(f"unknown parameters {unknown}")
     if not isinstance(params.get("r0", 1.0), (int, float)):
         raise Fail("r0 must be a number (an absolute radius)")
 
@@ -334,7 +340,7 @@ if __name__ == "__main__":
         main()
     except Fail as e:
         print(f"driver.py: {e}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(3 if isinstance(e, Refused) else 1)
     except Exception as e:  # one line, as the harness expects
         print(f"driver.py: {type(e).__name__}: {e}".replace("\n", " "), file=sys.stderr)
         sys.exit(1)

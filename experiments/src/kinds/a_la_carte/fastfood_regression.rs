@@ -631,8 +631,9 @@ mod tests {
     }
 
     /// Every parameter a revrand cell passes is one the kit's `driver.py` reads (its
-    /// `DEFAULTS`) or ignores by name (`IGNORED`): it refuses any other, and the cell is then
-    /// skipped, as every revrand cell was from the addition of `pwl_radii` until 2026-12-05.
+    /// `DEFAULTS`) or ignores by name (`IGNORED`): it refuses any other, and the cell then fails
+    /// (exit status 3); until 2026-12-05 such a cell was skipped, as every revrand cell was from
+    /// the addition of `pwl_radii`.
     #[test]
     fn revrand_driver_knows_every_parameter_a_cell_passes() {
         let driver = std::fs::read_to_string(concat!(

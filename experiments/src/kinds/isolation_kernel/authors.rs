@@ -215,7 +215,7 @@ pub fn run(
         &[],
         timeout,
     )
-    .map_err(&fail)?;
+    .map_err(|e| fail(e.message))?;
     let printed = parse(&done.stdout).map_err(|e| fail(format!("{e}; {}", dir.display())))?;
     Ok(Measured {
         printed,

@@ -164,7 +164,8 @@ pub fn fit_predict(
         "output.txt".into(),
     ]);
     let timeout = upstream::settings().timeout_seconds;
-    let done = process::run(Path::new("Rscript"), &args, &dir, &[], timeout).map_err(&fail)?;
+    let done = process::run(Path::new("Rscript"), &args, &dir, &[], timeout)
+        .map_err(|e| fail(e.message))?;
     let output = std::fs::read_to_string(dir.join("output.txt"))
         .map_err(|e| fail(format!("tess19 wrote no output.txt: {e}")))?;
     let predictions =
