@@ -457,21 +457,9 @@ impl OnlineLearner for IkModel {
 impl IkModel {
     fn counters(&self) -> Counters {
         match self {
-            IkModel::Primal(m) => Counters {
-                support_vectors: m.support_vectors(),
-                kernel_evaluations: 0,
-                lookups: m.lookups(),
-            },
-            IkModel::Naive(m) => Counters {
-                support_vectors: m.support_vectors(),
-                kernel_evaluations: 0,
-                lookups: m.lookups(),
-            },
-            IkModel::Dual(m) => Counters {
-                support_vectors: m.support_vectors(),
-                kernel_evaluations: m.kernel_evaluations(),
-                lookups: 0,
-            },
+            IkModel::Primal(m) => Counters::looked_up(m.support_vectors(), m.lookups()),
+            IkModel::Naive(m) => Counters::looked_up(m.support_vectors(), m.lookups()),
+            IkModel::Dual(m) => Counters::evaluated(m.support_vectors(), m.kernel_evaluations()),
         }
     }
 }
@@ -498,6 +486,26 @@ pub struct Counters {
     pub kernel_evaluations: u64,
     /// Weight look-ups (IK primal: t per prediction; naive: tψ).
     pub lookups: u64,
+}
+
+impl Counters {
+    /// A learner that looks weights up (IK primal and naive).
+    fn looked_up(support_vectors: usize, lookups: u64) -> Self {
+        Self {
+            support_vectors,
+            kernel_evaluations: 0,
+            lookups,
+        }
+    }
+
+    /// A learner that evaluates kernels (OGD, NOGD, IK dual).
+    fn evaluated(support_vectors: usize, kernel_evaluations: u64) -> Self {
+        Self {
+            support_vectors,
+            kernel_evaluations,
+            lookups: 0,
+        }
+    }
 }
 
 impl Classifier {
@@ -697,16 +705,8 @@ impl Classifier {
     pub fn counters(&self) -> Counters {
         match self {
             Classifier::Isolation { model, .. } => model.counters(),
-            Classifier::Ogd(m) => Counters {
-                support_vectors: m.support_vectors(),
-                kernel_evaluations: m.kernel_evaluations(),
-                lookups: 0,
-            },
-            Classifier::Nogd(m) => Counters {
-                support_vectors: m.support_vectors(),
-                kernel_evaluations: m.kernel_evaluations(),
-                lookups: 0,
-            },
+            Classifier::Ogd(m) => Counters::evaluated(m.support_vectors(), m.kernel_evaluations()),
+            Classifier::Nogd(m) => Counters::evaluated(m.support_vectors(), m.kernel_evaluations()),
             Classifier::AdaRaker(_) => Counters::default(),
         }
     }
