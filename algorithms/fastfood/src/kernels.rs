@@ -673,7 +673,7 @@ impl FeatureModel {
 
     /// `∂log p/∂θ` from `∂log p/∂Φ` and `∂log p/∂σ²` (`e`), with Φ = Φ(X; θ) and `projections`
     /// the Z that [`Self::features_and_projections`] kept with it (computed here when the family
-    /// reads them and none are given).
+    /// reads them and none are given; ignored by the families that do not).
     pub fn gradient(
         &self,
         theta: &[f64],
@@ -686,12 +686,13 @@ impl FeatureModel {
         let d_noise = e.d_noise;
         let computed;
         let projections = match projections {
+            // Only RBF reads them; the other families' gradients go through the backward pass.
+            _ if !self.gradient_reads_projections() => None,
             Some(z) => Some(z),
-            None if self.gradient_reads_projections() => {
+            None => {
                 computed = self.features_and_projections(theta, x, true)?.1;
                 computed.as_ref().map(|z| z.view())
             }
-            None => None,
         };
         if let Some(z) = projections {
             if z.nrows() != x.nrows() || z.ncols() < self.draws[0].rows() {
@@ -707,7 +708,7 @@ impl FeatureModel {
             if z.is_standard_layout() {
                 z.into()
             } else {
-                z.to_owned().into()
+                z.as_standard_layout().into_owned().into()
             }
         });
         let x = x.as_standard_layout();

@@ -91,10 +91,11 @@ fn every_gradient_matches_central_differences() {
 #[test]
 fn rbf_gradient_is_the_same_by_every_route() {
     use fastfood::evidence::{evidence, Gradients};
-    for (n, m) in [(30, 6), (30, 40), (150, 64)] {
-        let (x, y) = data(n, 5, 7);
+    // d = 70 pads to 128: two batches of rows per chunk (the others: one).
+    for (n, d, m) in [(30, 5, 6), (30, 5, 40), (150, 5, 64), (100, 70, 40)] {
+        let (x, y) = data(n, d, 7);
         let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let rbf = FeatureModel::new(spec(Family::Rbf, m), 5, 1e-6, None, &mut rng).unwrap();
+        let rbf = FeatureModel::new(spec(Family::Rbf, m), d, 1e-6, None, &mut rng).unwrap();
         let theta = jittered(&rbf, &mut rng);
         let (_, g) = objective(&rbf, &theta, x.view(), y.view()).unwrap();
         let phi = rbf.features(&theta, x.view()).unwrap();
@@ -102,15 +103,38 @@ fn rbf_gradient_is_the_same_by_every_route() {
         let whole = rbf
             .gradient(&theta, x.view(), phi.view(), None, &e)
             .unwrap();
+        // Z given in column-major order: the same.
+        let (_, z) = rbf
+            .features_and_projections(&theta, x.view(), true)
+            .unwrap();
+        let z_columns = z.unwrap().t().as_standard_layout().to_owned();
+        let given = rbf
+            .gradient(&theta, x.view(), phi.view(), Some(z_columns.t()), &e)
+            .unwrap();
+        assert_eq!(given, whole);
         // ARD on the same Fastfood draw (the seed), every log-lengthscale θ₂: its gradient's
         // lengthscale entries sum to RBF's.
         let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let ard = FeatureModel::new(spec(Family::Ard, m), 5, 1e-6, None, &mut rng).unwrap();
+        let ard = FeatureModel::new(spec(Family::Ard, m), d, 1e-6, None, &mut rng).unwrap();
         let mut theta_ard = theta[..2].to_vec();
-        theta_ard.extend(std::iter::repeat_n(theta[2], 5));
+        theta_ard.extend(std::iter::repeat_n(theta[2], d));
         assert_eq!(ard.features(&theta_ard, x.view()).unwrap(), phi);
         let (_, g_ard) = objective(&ard, &theta_ard, x.view(), y.view()).unwrap();
         let backward = [g_ard[0], g_ard[1], g_ard[2..].iter().sum::<f64>()];
+        // Projections given to a family that does not read them are ignored.
+        let e_ard = evidence(phi.view(), y.view(), ard.noise(&theta_ard), Gradients::Full).unwrap();
+        assert_eq!(
+            ard.gradient(
+                &theta_ard,
+                x.view(),
+                phi.view(),
+                Some(z_columns.t()),
+                &e_ard
+            )
+            .unwrap(),
+            ard.gradient(&theta_ard, x.view(), phi.view(), None, &e_ard)
+                .unwrap()
+        );
         let n = n as f64;
         for k in 0..3 {
             let scale = g[k].abs().max(1e-3);

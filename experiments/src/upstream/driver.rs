@@ -149,9 +149,75 @@ pub fn parse(text: &str, process: Finished) -> Result<DriverOutput, String> {
     })
 }
 
+/// The parameter names a kit's `driver.py` declares in `NAME = {...}` (a dict: its keys) or
+/// `NAME = (...)` / `NAME = {...}` (a tuple or set of names), read from its text: for the tests
+/// that check every parameter a kind passes against the names its driver knows.
+#[cfg(test)]
+pub(crate) fn driver_names(kit: &str, name: &str) -> Vec<String> {
+    let path = format!("{}/upstream/{kit}/driver.py", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let start = text
+        .find(&format!("\n{name} = "))
+        .unwrap_or_else(|| panic!("{path}: no `{name} = `"));
+    let body = &text[start + name.len() + 4..];
+    // The quoted strings at the top level of the literal, each noted with whether a colon
+    // follows it (a dict's key).
+    let (mut depth, mut strings) = (0usize, Vec::new());
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            '#' => {
+                // A comment to the end of its line.
+                while chars.next_if(|&(_, c)| c != '\n').is_some() {}
+            }
+            '"' => {
+                let end = body[i + 1..].find('"').expect("a closed string") + i + 1;
+                while chars.next_if(|&(j, _)| j <= end).is_some() {}
+                let key = body[end + 1..].trim_start().starts_with(':');
+                if depth == 1 {
+                    strings.push((body[i + 1..end].to_string(), key));
+                }
+            }
+            _ => {}
+        }
+    }
+    let keys: Vec<String> = strings
+        .iter()
+        .filter(|s| s.1)
+        .map(|s| s.0.clone())
+        .collect();
+    if keys.is_empty() {
+        strings.into_iter().map(|s| s.0).collect()
+    } else {
+        keys
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn driver_names_reads_dict_keys_and_tuples() {
+        let width = driver_names("mondrian_kernel", "WIDTH_PARAMS");
+        assert!(width.contains(&"evaluations".to_string()), "{width:?}");
+        assert!(width.contains(&"dense_below".to_string()), "{width:?}");
+        // Not the nested dict's keys, nor the values.
+        assert!(!width.contains(&"random_fourier".to_string()), "{width:?}");
+        assert!(!width.contains(&"sgd".to_string()), "{width:?}");
+        let ignored = driver_names("revrand", "IGNORED");
+        assert!(ignored.contains(&"pwl_radii".to_string()), "{ignored:?}");
+        let keys = driver_names("streamrak", "STREAMRAK_KEYS");
+        assert!(keys.contains(&"delta0".to_string()), "{keys:?}");
+        assert!(!keys.contains(&"monitor_conf".to_string()), "{keys:?}");
+    }
 
     /// A prepared upstream whose "python" is /bin/sh and whose driver is `script`.
     fn fake(script: &str) -> (tempfile::TempDir, Prepared) {

@@ -58,9 +58,11 @@ LP_KRR_KEYS = {
 }
 # Keys of our cells that do not apply to the upstream (accepted, ignored).
 IGNORED = {
-    "method", "falkon_bandwidth", "falkon_landmarks", "trace_points", "target_steps",
-    "pair_states", "rollout_steps", "paths",
+    "method", "falkon_bandwidth", "falkon_landmarks", "falkon_solver", "falkon_search",
+    "trace_points", "target_steps", "pair_states", "rollout_steps", "paths",
 }
+# Keys the driver reads itself (the cover tree's radius and depth, the stream's batches).
+OWN_KEYS = {"r0", "max_level", "batches"}
 PREDICT_CHUNK = 10000  # test rows per prediction call (the authors predict in 10 batches)
 
 
@@ -299,7 +301,7 @@ def main():
         params = json.load(fh)
     if not isinstance(params, dict):
         raise Fail("params.json must hold a JSON object")
-    known = set(STREAMRAK_KEYS) | set(LP_KRR_KEYS) | IGNORED | {"r0", "max_level", "batches"}
+    known = set(STREAMRAK_KEYS) | set(LP_KRR_KEYS) | IGNORED | OWN_KEYS
     unknown = sorted(set(params) - known)
     if unknown:
         raise Refused(f"unknown parameters {unknown}")

@@ -636,40 +636,20 @@ mod tests {
     /// the addition of `pwl_radii`.
     #[test]
     fn revrand_driver_knows_every_parameter_a_cell_passes() {
-        let driver = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/upstream/revrand/driver.py"
-        ))
-        .unwrap();
-        let block = |start: &str, end: char| -> String {
-            let from = driver.find(start).unwrap_or_else(|| panic!("no {start}"));
-            let rest = &driver[from + start.len()..];
-            rest[..rest.find(end).unwrap()].to_string()
-        };
-        // The quoted names of the DEFAULTS dict (its keys: a quote right before a colon) and
-        // of the IGNORED tuple.
-        let defaults = block("DEFAULTS = {", '}');
-        let ignored = block("IGNORED = (", ')');
-        let known: Vec<&str> = defaults
-            .split('"')
-            .collect::<Vec<_>>()
-            .windows(2)
-            .filter(|w| w[1].trim_start().starts_with(':'))
-            .map(|w| w[0])
-            .chain(ignored.split('"').skip(1).step_by(2))
+        use crate::upstream::driver::driver_names;
+        let known: Vec<String> = driver_names("revrand", "DEFAULTS")
+            .into_iter()
+            .chain(driver_names("revrand", "IGNORED"))
             .collect();
         assert!(
-            known.contains(&"method") && known.contains(&"intervals"),
+            known.iter().any(|k| k == "method") && known.iter().any(|k| k == "intervals"),
             "{known:?}"
         );
         for family in [RevrandFamily::Rbf, RevrandFamily::Ard, RevrandFamily::Gm] {
             let p = params("method = 'rbf'\nmax_train = 50").unwrap();
             let v = revrand_params(&p, family).unwrap();
             for key in v.as_object().unwrap().keys() {
-                assert!(
-                    known.contains(&key.as_str()),
-                    "driver.py does not know `{key}`"
-                );
+                assert!(known.contains(key), "driver.py does not know `{key}`");
             }
         }
     }

@@ -500,3 +500,29 @@ fn random_feature_search(
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every parameter an authors' cell passes (all of the params: none is skipped when
+    /// serialised) is a key of the kit's `driver.py`'s `WIDTH_PARAMS`: it refuses any other,
+    /// and the cell then fails.
+    #[test]
+    fn the_authors_driver_knows_every_parameter_a_cell_passes() {
+        let known = crate::upstream::driver::driver_names("mondrian_kernel", "WIDTH_PARAMS");
+        let p: WidthSelectionParams = toml::from_str(
+            "method = \"authors_mondrian\"\nn_features = 350\ndelta = 1e-4\n\
+             evaluations = { random_fourier = 101, random_binning = 51 }\n\
+             terminal_lifetime = 1e-6\ncheckpoints = { first = 1e-9, count = 120 }\n\
+             selection = \"holdout\"",
+        )
+        .unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert!(keys.len() >= 14, "{keys:?}");
+        for key in keys {
+            assert!(known.contains(key), "driver.py does not know `{key}`");
+        }
+    }
+}

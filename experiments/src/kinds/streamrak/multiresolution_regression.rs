@@ -896,6 +896,34 @@ mod tests {
         assert!(err.contains("falkon_bandwidth"), "{err}");
     }
 
+    /// Every parameter an authors' cell passes (the params with every optional field set, and
+    /// the radius) is one the kit's `driver.py` maps, ignores by name or reads itself: it
+    /// refuses any other, and the cell then fails.
+    #[test]
+    fn the_authors_driver_knows_every_parameter_a_cell_passes() {
+        use crate::upstream::driver::driver_names;
+        let known: Vec<String> = ["STREAMRAK_KEYS", "LP_KRR_KEYS", "IGNORED", "OWN_KEYS"]
+            .into_iter()
+            .flat_map(|name| driver_names("streamrak", name))
+            .collect();
+        assert!(known.iter().any(|k| k == "delta0") && known.iter().any(|k| k == "batches"));
+        let p: MultiresolutionParams = toml::from_str(
+            "method = \"authors_streamrak\"\nmax_level = 3\nr0 = 1.0\n\
+             falkon_landmarks = 1000\nfalkon_solver = \"matrix_free\"\n\
+             falkon_bandwidth = \"search\"\n\
+             falkon_search = { grid = [1.0, -5.0], points = 20, batches = 200, train_batches = 5, validation_batches = 2 }\n\
+             target_steps = 1\npair_states = 2\nrollout_steps = 3\npaths = 4",
+        )
+        .unwrap();
+        let mut v = serde_json::to_value(&p).unwrap();
+        v["r0"] = serde_json::json!(1.0);
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert!(keys.iter().any(|k| *k == "falkon_search"), "{keys:?}");
+        for key in keys {
+            assert!(known.contains(key), "driver.py does not know `{key}`");
+        }
+    }
+
     /// FALKON's landmarks are a count or c·√n; its bandwidth a number or "search" (then with
     /// the search's settings), and the grid is numpy's logspace (the authors' VarSinus bandwidth 0.000379 is its 15th
     /// point of logspace(1, -5, 20)).
