@@ -200,6 +200,27 @@ pub(crate) fn driver_names(kit: &str, name: &str) -> Vec<String> {
     }
 }
 
+/// The keys of `params` (a cell's `params.json`) that none of the kit's declared `names` holds
+/// ([`driver_names`]): what its driver would refuse.
+#[cfg(test)]
+pub(crate) fn unknown_to_driver(
+    kit: &str,
+    names: &[&str],
+    params: &serde_json::Value,
+) -> Vec<String> {
+    let known: Vec<String> = names
+        .iter()
+        .flat_map(|name| driver_names(kit, name))
+        .collect();
+    params
+        .as_object()
+        .expect("params are an object")
+        .keys()
+        .filter(|k| !known.contains(k))
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
