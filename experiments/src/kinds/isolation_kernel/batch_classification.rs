@@ -348,12 +348,12 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
     let build_cpu = built.cpu();
     let wall = Clock::start();
     let clock = Clock::start();
-    let mistakes = learner.train(&d.train, &order)?;
+    let mistakes = learner.train(&d.train.checked()?, &order)?;
     let train_seconds = clock.cpu();
     ctx.progress(2, 3);
     let clock = Clock::start();
     let test_ids: Vec<usize> = (0..d.test.len()).collect();
-    let correct = learner.test(&d.test, &test_ids)?;
+    let correct = learner.test(&d.test.checked()?, &test_ids)?;
     let test_seconds = clock.cpu();
     let wall_seconds = wall.wall();
     let counters = learner.counters();

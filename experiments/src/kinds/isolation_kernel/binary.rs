@@ -39,6 +39,13 @@ impl Examples {
         })
     }
 
+    /// Examples from their inputs and ±1 labels (tests).
+    #[cfg(test)]
+    pub fn from_parts(x: Inputs, y: Vec<f64>) -> Examples {
+        assert_eq!(x.n_rows(), y.len());
+        Examples { x, y }
+    }
+
     /// The rows `ids` of these examples, in that order.
     pub fn subset(&self, ids: &[usize]) -> Examples {
         Examples {
@@ -85,6 +92,16 @@ impl Examples {
         })
     }
 
+    /// These examples with their inputs checked once as the isolation kernel's rows, for
+    /// learners that read them many times (a stream's blocks): [`Self::rows`] checks the whole
+    /// CSR matrix at every call.
+    pub fn checked(&self) -> Result<Checked<'_>> {
+        Ok(Checked {
+            examples: self,
+            rows: self.rows()?,
+        })
+    }
+
     /// Input row i, dense or sparse.
     pub fn row(&self, i: usize) -> Row<'_> {
         match &self.x {
@@ -102,6 +119,27 @@ impl Examples {
     /// Share of +1 labels.
     pub fn positive_rate(&self) -> f64 {
         self.y.iter().filter(|&&c| c > 0.0).count() as f64 / self.len().max(1) as f64
+    }
+}
+
+/// [`Examples`] and their inputs as [`Rows`], checked once ([`Examples::checked`]).
+#[derive(Clone, Copy)]
+pub struct Checked<'a> {
+    examples: &'a Examples,
+    rows: Rows<'a>,
+}
+
+impl<'a> Checked<'a> {
+    /// The inputs as the isolation kernel's rows (checked when these were made).
+    pub fn rows(&self) -> Rows<'a> {
+        self.rows
+    }
+}
+
+impl std::ops::Deref for Checked<'_> {
+    type Target = Examples;
+    fn deref(&self) -> &Examples {
+        self.examples
     }
 }
 

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::kinds::common::clock::Clock;
-use crate::kinds::isolation_kernel::binary::Examples;
+use crate::kinds::isolation_kernel::binary::{Checked, Examples};
 
 /// A learner of the paper, as a config names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,6 +241,26 @@ pub const MAX_BUDGET: usize = 20_000;
 pub const MAX_T_PSI: usize = 1 << 28;
 /// Rows mapped at a time (their φ take MAP_CHUNK·t u32).
 const MAP_CHUNK: usize = 1024;
+
+/// What [`Classifier::map`] gives for some rows: their φ(x), n × t row-major (the IK
+/// learners), or nothing (the others read the examples themselves).
+pub struct Mapped(Option<Vec<u32>>);
+
+impl Mapped {
+    /// The φ(x) of the rows `ids`, t values a row; an error where these were not mapped for
+    /// `ids` by an IK learner with t partitionings.
+    fn phi(&self, ids: &[usize], t: usize) -> Result<std::slice::ChunksExact<'_, u32>> {
+        match &self.0 {
+            Some(phi) if phi.len() == ids.len() * t => Ok(phi.chunks_exact(t)),
+            _ => bail!("internal error: the rows were not mapped by this learner"),
+        }
+    }
+
+    /// All the rows' φ(x) in one slice (empty where nothing was mapped).
+    fn all(&self) -> &[u32] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
 
 impl LearnerParams {
     pub fn method(&self) -> Method {
@@ -595,24 +615,39 @@ impl Classifier {
         Ok(out)
     }
 
+    /// What the learner reads of the rows `ids` besides the examples: their φ(x) for the IK
+    /// learners (mapped once, for a test and the learning after it: the map does not depend on
+    /// the weights), nothing for the others.
+    pub fn map(&self, ex: &Checked, ids: &[usize]) -> Result<Mapped> {
+        Ok(Mapped(match self {
+            Classifier::Isolation {
+                map, map_seconds, ..
+            } => Some(Self::phi(map, ex.rows(), ids, map_seconds)?),
+            _ => None,
+        }))
+    }
+
     /// Predicts then updates on the rows `ids` in order; returns the number of mistakes
-    /// (sign of the pre-update prediction, 0 counted as −1, vs the label).
-    pub fn train(&mut self, ex: &Examples, ids: &[usize]) -> Result<usize> {
+    /// (sign of the pre-update prediction, 0 counted as −1, vs the label). Maps
+    /// [`MAP_CHUNK`] rows at a time.
+    pub fn train(&mut self, ex: &Checked, ids: &[usize]) -> Result<usize> {
+        let mut mistakes = 0;
+        for ids in ids.chunks(MAP_CHUNK) {
+            let mapped = self.map(ex, ids)?;
+            mistakes += self.train_mapped(ex, ids, &mapped)?;
+        }
+        Ok(mistakes)
+    }
+
+    /// [`Self::train`] on rows already mapped by [`Self::map`].
+    pub fn train_mapped(&mut self, ex: &Checked, ids: &[usize], mapped: &Mapped) -> Result<usize> {
         let mut mistakes = 0;
         match self {
-            Classifier::Isolation {
-                map,
-                model,
-                map_seconds,
-            } => {
-                let rows = ex.rows()?;
-                for ids in ids.chunks(MAP_CHUNK) {
-                    let phi = Self::phi(map, rows, ids, map_seconds)?;
-                    for (row, &i) in phi.chunks_exact(map.t()).zip(ids) {
-                        let c = ex.label(i);
-                        let g = model.update(row, c)?;
-                        mistakes += usize::from(label(g) != c);
-                    }
+            Classifier::Isolation { map, model, .. } => {
+                for (row, &i) in mapped.phi(ids, map.t())?.zip(ids) {
+                    let c = ex.label(i);
+                    let g = model.update(row, c)?;
+                    mistakes += usize::from(label(g) != c);
                 }
             }
             Classifier::Ogd(m) => {
@@ -628,7 +663,7 @@ impl Classifier {
                 }
             }
             Classifier::AdaRaker(m) => {
-                let rows = ex.rows()?;
+                let rows = ex.rows();
                 let mut x = vec![0.0; rows.dim()];
                 for &i in ids {
                     let c = ex.label(i);
@@ -641,33 +676,33 @@ impl Classifier {
     }
 
     /// Test-mode predictions of the rows `ids` (no update; NOGD: averaged weights); returns
-    /// the number of correct labels.
-    pub fn test(&self, ex: &Examples, ids: &[usize]) -> Result<usize> {
+    /// the number of correct labels. Maps [`MAP_CHUNK`] rows at a time.
+    pub fn test(&self, ex: &Checked, ids: &[usize]) -> Result<usize> {
+        let mut correct = 0;
+        for ids in ids.chunks(MAP_CHUNK) {
+            correct += self.test_mapped(ex, ids, &self.map(ex, ids)?)?;
+        }
+        Ok(correct)
+    }
+
+    /// [`Self::test`] on rows already mapped by [`Self::map`].
+    pub fn test_mapped(&self, ex: &Checked, ids: &[usize], mapped: &Mapped) -> Result<usize> {
         let mut correct = 0;
         match self {
-            Classifier::Isolation {
-                map,
-                model,
-                map_seconds,
-            } => {
-                let rows = ex.rows()?;
-                let mut scores = vec![0.0; MAP_CHUNK];
-                for ids in ids.chunks(MAP_CHUNK) {
-                    let phi = Self::phi(map, rows, ids, map_seconds)?;
-                    let scores = &mut scores[..ids.len()];
-                    let rows_of = phi.chunks_exact(map.t());
-                    match model {
-                        // The primal weights predict a chunk at once; the others row by row.
-                        IkModel::Primal(m) => m.predict_rows(&phi, scores)?,
-                        _ => {
-                            for (g, row) in scores.iter_mut().zip(rows_of) {
-                                *g = model.predict_one(row)?;
-                            }
+            Classifier::Isolation { map, model, .. } => {
+                let rows_of = mapped.phi(ids, map.t())?;
+                let mut scores = vec![0.0; ids.len()];
+                match model {
+                    // The primal weights predict the rows at once; the others row by row.
+                    IkModel::Primal(m) => m.predict_rows(mapped.all(), &mut scores)?,
+                    _ => {
+                        for (g, row) in scores.iter_mut().zip(rows_of) {
+                            *g = model.predict_one(row)?;
                         }
                     }
-                    for (&g, &i) in scores.iter().zip(ids) {
-                        correct += usize::from(label(g) == ex.label(i));
-                    }
+                }
+                for (&g, &i) in scores.iter().zip(ids) {
+                    correct += usize::from(label(g) == ex.label(i));
                 }
             }
             Classifier::Ogd(m) => {
@@ -682,7 +717,7 @@ impl Classifier {
                 }
             }
             Classifier::AdaRaker(m) => {
-                let rows = ex.rows()?;
+                let rows = ex.rows();
                 let mut x = vec![0.0; rows.dim()];
                 for &i in ids {
                     rows.dense_row(i, &mut x);
@@ -692,7 +727,6 @@ impl Classifier {
         }
         Ok(correct)
     }
-
     /// CPU seconds (of the calling thread) spent mapping rows to φ(x) so far; `None` for the
     /// learners on a kernel (OGD, NOGD).
     pub fn map_seconds(&self) -> Option<f64> {
@@ -788,8 +822,9 @@ fn held_out_accuracy(
         ex
     };
     let mut learner = Classifier::build(p, psi, fit, &mut ChaCha8Rng::from_seed(seed))?;
-    learner.train(ex, kept)?;
-    Ok(learner.test(ex, held)? as f64 / held.len() as f64)
+    let ex = ex.checked()?;
+    learner.train(&ex, kept)?;
+    Ok(learner.test(&ex, held)? as f64 / held.len() as f64)
 }
 
 /// AdaRaker's λ: the fixed value, or the one of [`LAMBDA_GRID`] with the best mean held-out
@@ -999,6 +1034,96 @@ impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// n sparse examples of dimension 6, labels from the first two attributes.
+    fn examples(n: usize) -> Examples {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let (mut indptr, mut indices, mut values, mut y) = (vec![0], vec![], vec![], vec![]);
+        for _ in 0..n {
+            let mut x = [0.0; 6];
+            for (a, v) in x.iter_mut().enumerate() {
+                if a < 2 || rng.random_bool(0.5) {
+                    *v = rng.random_range(-1.0..1.0);
+                    indices.push(a as u32);
+                    values.push(*v);
+                }
+            }
+            indptr.push(indices.len());
+            y.push(if x[0] + x[1] > 0.0 { 1.0 } else { -1.0 });
+        }
+        let x = datasets::sparse::CsrMatrix::from_parts(6, indptr, indices, values).unwrap();
+        Examples::from_parts(datasets::Inputs::Sparse(x), y)
+    }
+
+    /// The reference: each row mapped alone (`index_into`), predicted, then learnt, by the
+    /// learner's model directly; returns (correct in test mode, mistakes while learning).
+    fn row_by_row(learner: &mut Classifier, ex: &Examples, block: &[usize]) -> (usize, usize) {
+        let Classifier::Isolation { map, model, .. } = learner else {
+            unreachable!("IK learners only")
+        };
+        let mut phi = vec![0u32; map.t()];
+        let mut correct = 0;
+        for &i in block {
+            map.index_into(ex.row(i), &mut phi).unwrap();
+            correct += usize::from(label(model.predict_one(&phi).unwrap()) == ex.label(i));
+        }
+        let mut mistakes = 0;
+        for &i in block {
+            map.index_into(ex.row(i), &mut phi).unwrap();
+            mistakes += usize::from(label(model.update(&phi, ex.label(i)).unwrap()) != ex.label(i));
+        }
+        (correct, mistakes)
+    }
+
+    #[test]
+    fn a_block_mapped_once_is_tested_and_learnt_as_row_by_row() {
+        let ex = examples(600);
+        let all = ex.checked().unwrap();
+        let ids: Vec<usize> = (0..600).rev().collect();
+        for method in ["ik_i", "ik_a", "ogd", "nogd"] {
+            let p: LearnerParams =
+                serde_json::from_value(serde_json::json!({"method": method, "psi": 16, "t": 20}))
+                    .unwrap();
+            let build = || Classifier::build(&p, 16, &ex, &mut ChaCha8Rng::seed_from_u64(4));
+            let (mut once, mut twice) = (build().unwrap(), build().unwrap());
+            let (mut correct, mut mistakes) = ([0; 2], [0; 2]);
+            for block in ids.chunks(70) {
+                let mapped = once.map(&all, block).unwrap();
+                correct[0] += once.test_mapped(&all, block, &mapped).unwrap();
+                mistakes[0] += once.train_mapped(&all, block, &mapped).unwrap();
+                if method.starts_with("ik") {
+                    let (c, m) = row_by_row(&mut twice, &ex, block);
+                    correct[1] += c;
+                    mistakes[1] += m;
+                } else {
+                    correct[1] += twice.test(&all, block).unwrap();
+                    mistakes[1] += twice.train(&all, block).unwrap();
+                }
+            }
+            assert_eq!(correct[0], correct[1], "{method}");
+            assert_eq!(mistakes[0], mistakes[1], "{method}");
+            assert!(correct[0] > 300, "{method}: {correct:?} of 530 tested");
+            assert_eq!(once.counters(), twice.counters(), "{method}");
+        }
+    }
+
+    #[test]
+    fn rows_mapped_for_other_rows_or_by_another_learner_are_an_error() {
+        let ex = examples(100);
+        let all = ex.checked().unwrap();
+        let learner = |method: &str| {
+            let p: LearnerParams =
+                serde_json::from_value(serde_json::json!({"method": method, "psi": 8, "t": 5}))
+                    .unwrap();
+            Classifier::build(&p, 8, &ex, &mut ChaCha8Rng::seed_from_u64(1)).unwrap()
+        };
+        let (mut ik, ogd) = (learner("ik_i"), learner("ogd"));
+        let by_ogd = ogd.map(&all, &[0, 1]).unwrap();
+        let err = ik.train_mapped(&all, &[0, 1], &by_ogd).unwrap_err();
+        assert!(err.to_string().contains("not mapped"), "{err}");
+        let two = ik.map(&all, &[0, 1]).unwrap();
+        assert!(ik.test_mapped(&all, &[0, 1, 2], &two).is_err());
+    }
 
     #[test]
     fn learner_keys_are_the_fields_of_learner_params() {
