@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use datasets::Inputs;
 
+use crate::kinds::common::clock::Clock;
 use crate::kinds::isolation_kernel::binary::Examples;
+use crate::kinds::isolation_kernel::online_classifiers::{LearnerParams, Psi};
 use crate::upstream::{self, process, toolchain, Unavailable};
 
 /// The upstream's name in the registry.
@@ -32,6 +34,58 @@ pub enum Learner {
     Nogd,
 }
 
+impl Learner {
+    /// The authors' learner a method names (`authors_ik_i`, ...), if it names one.
+    pub fn named(method: &str) -> Option<Learner> {
+        match method {
+            "authors_ik_i" => Some(Learner::IkI),
+            "authors_ik_a" => Some(Learner::IkA),
+            "authors_ogd" => Some(Learner::Ogd),
+            "authors_nogd" => Some(Learner::Nogd),
+            _ => None,
+        }
+    }
+
+    /// The keys of the learner's parameters it reads.
+    pub fn reads(self) -> &'static [&'static str] {
+        match self {
+            Learner::IkI | Learner::IkA => &["method", "psi", "eta", "t"],
+            Learner::Ogd => &["method", "psi", "eta", "kernel", "gamma"],
+            Learner::Nogd => &["method", "psi", "eta", "kernel", "gamma", "budget", "rank"],
+        }
+    }
+
+    /// Whether the authors' code can run these settings: a fixed ψ (it has no
+    /// cross-validation), its Gaussian kernel for OGD and NOGD.
+    pub fn check(self, l: &LearnerParams) -> Result<(), String> {
+        let name = &l.method;
+        match (&l.psi, self) {
+            (Psi::Fixed(psi), _) if *psi >= 2 => {}
+            (_, Learner::IkI | Learner::IkA) => {
+                return Err(format!(
+                    "method = {name:?}: the authors' code takes a fixed psi >= 2 (no \
+                     cross-validation)"
+                ))
+            }
+            _ => {}
+        }
+        if matches!(self, Learner::Ogd | Learner::Nogd)
+            && (l.kernel != "gaussian" || l.gamma.is_none())
+        {
+            return Err(format!(
+                "method = {name:?}: the authors' OGD and NOGD have only the Gaussian kernel: \
+                 set kernel = \"gaussian\" and gamma"
+            ));
+        }
+        if !(l.eta > 0.0 && l.eta.is_finite()) || l.t == 0 || l.budget == 0 || l.rank == 0 {
+            return Err(format!(
+                "method = {name:?}: eta > 0, t, budget and rank >= 1"
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One run's settings.
 pub struct Settings {
     pub learner: Learner,
@@ -41,6 +95,24 @@ pub struct Settings {
     pub gamma: f64,
     pub budget: usize,
     pub rank: usize,
+}
+
+impl Settings {
+    /// The settings of the learner's parameters (checked by [`Learner::check`]).
+    pub fn of(learner: Learner, p: &LearnerParams) -> Settings {
+        Settings {
+            learner,
+            psi: match p.psi {
+                Psi::Fixed(psi) => psi,
+                Psi::Select(_) => 0,
+            },
+            t: p.t,
+            eta: p.eta,
+            gamma: p.gamma.unwrap_or(0.01),
+            budget: p.budget,
+            rank: p.rank,
+        }
+    }
 }
 
 /// What a run measured: what it printed, and its process's CPU and wall seconds (its own timers
@@ -62,6 +134,43 @@ pub fn write_split(dir: &Path, train: &Examples, test: &Examples) -> Result<[Pat
             .map_err(|e| format!("cannot write {name}: {e}"))
     };
     Ok([write("train.svm", train)?, write("test.svm", test)?])
+}
+
+/// CPU seconds of this thread to read `sets` back by this project's reader from the svmlight
+/// files the authors' code reads ([`svmlight`], written beforehand into a scratch folder,
+/// untimed, so in the page cache as theirs are when it starts): the read from the file system,
+/// the parse and the matrices' allocation, as the authors' process does. The reader must give
+/// back every row.
+pub fn read_back(sets: &[&Examples]) -> anyhow::Result<f64> {
+    use anyhow::Context;
+    let dir = tempfile::tempdir().context("a scratch folder for the svmlight files")?;
+    let mut paths = Vec::with_capacity(sets.len());
+    for (k, set) in sets.iter().enumerate() {
+        let path = dir.path().join(format!("set{k}.svm"));
+        std::fs::write(&path, svmlight(set))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        paths.push(path);
+    }
+    let dim = sets.first().map_or(0, |s| s.dim());
+    let clock = Clock::start();
+    let mut parsed = Vec::with_capacity(paths.len());
+    for path in &paths {
+        parsed.push(datasets::loaders::svmlight::read_svmlight_sparse(
+            path,
+            Some(dim),
+        )?);
+    }
+    let seconds = clock.cpu();
+    for ((path, set), (_, y)) in paths.iter().zip(sets).zip(&parsed) {
+        anyhow::ensure!(
+            y.len() == set.len(),
+            "{}: {} rows read back from {} written",
+            path.file_name().unwrap_or_default().to_string_lossy(),
+            y.len(),
+            set.len()
+        );
+    }
+    Ok(seconds)
 }
 
 /// The examples as an svmlight file the authors' reader accepts (values as f32, the authors'
@@ -130,11 +239,19 @@ fn parse(out: &str) -> Result<Printed, String> {
     })
 }
 
-/// The command-line arguments of one run.
+/// The command-line arguments of one run (Table 5's protocol: one pass over `train.svm`, then
+/// one test on `test.svm`).
 fn arguments(s: &Settings, seed: u64) -> Vec<String> {
     let mut args: Vec<String> = ["-i", "train.svm", "-t", "test.svm"]
         .map(String::from)
         .to_vec();
+    args.extend(learner_arguments(s, seed));
+    args
+}
+
+/// The learner's command-line arguments.
+fn learner_arguments(s: &Settings, seed: u64) -> Vec<String> {
+    let mut args = Vec::new();
     let eta = format!("{:?}", s.eta);
     let gamma = format!("{:?}", s.gamma);
     let mut push = |xs: &[&str]| args.extend(xs.iter().map(|x| x.to_string()));
@@ -224,6 +341,139 @@ pub fn run(
     })
 }
 
+/// Rows the authors' online mode reads and tests at a time: its data chunk (`init_chunk_size`
+/// in its `common/init_param.h`, fixed when it is compiled), so its blocks.
+pub const ONLINE_BLOCK: usize = 256;
+
+/// What the authors' online mode (`-ik_mode_online true`, its Fig. 3 protocol) printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnlinePrinted {
+    /// Per tested block, in order: the cumulative accuracy and the wall seconds since its
+    /// stream began, as printed after the block's test (before its learning).
+    pub blocks: Vec<(f64, f64)>,
+    /// Its final cumulative accuracy and wall seconds (after the last block's learning).
+    pub final_accuracy: f64,
+    pub final_seconds: f64,
+}
+
+/// What one run of the online mode printed, and its process's CPU and wall seconds (reading
+/// and building included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnlineMeasured {
+    pub printed: OnlinePrinted,
+    pub cpu_seconds: f64,
+    pub wall_seconds: f64,
+}
+
+/// Parses the online mode's output: `Accuracy: A` then `Time : T` per tested block (with
+/// `-ik_ol_acc_bk 1`), then `Final Time: T` and `Final Accuracy: A` (a percentage).
+fn parse_online(out: &str) -> Result<OnlinePrinted, String> {
+    let value = |line: &str, label: &str| -> Result<f64, String> {
+        line[label.len()..]
+            .trim()
+            .parse()
+            .map_err(|_| format!("cannot read {line:?} of its output"))
+    };
+    let (mut blocks, mut accuracy) = (Vec::new(), None);
+    let (mut final_accuracy, mut final_seconds) = (None, None);
+    for line in out.lines().map(str::trim) {
+        if line.starts_with("Accuracy:") {
+            accuracy = Some(value(line, "Accuracy:")?);
+        } else if line.starts_with("Time :") {
+            let a = accuracy
+                .take()
+                .ok_or_else(|| format!("{line:?} without an accuracy before it"))?;
+            blocks.push((a, value(line, "Time :")?));
+        } else if line.starts_with("Final Accuracy:") {
+            final_accuracy = Some(value(line, "Final Accuracy:")? / 100.0);
+        } else if line.starts_with("Final Time:") {
+            final_seconds = Some(value(line, "Final Time:")?);
+        }
+    }
+    match (final_accuracy, final_seconds) {
+        (Some(final_accuracy), Some(final_seconds)) => Ok(OnlinePrinted {
+            blocks,
+            final_accuracy,
+            final_seconds,
+        }),
+        _ => Err(
+            "no `Final Accuracy` and `Final Time` in its output (the stream did not end?)".into(),
+        ),
+    }
+}
+
+/// The command-line arguments of one run of the online mode on `stream.svm`: the first
+/// `initial_block` rows learnt only (the IK subsamples drawn from the first `initial_block` −
+/// 1: it tests a chunk whose first row's index exceeds the size it is given), then every
+/// chunk of [`ONLINE_BLOCK`] rows tested, then learnt; each test's cumulative accuracy printed.
+fn online_arguments(s: &Settings, seed: u64, initial_block: usize) -> Vec<String> {
+    let mut args: Vec<String> = vec!["-i".into(), "stream.svm".into()];
+    args.extend(learner_arguments(s, seed));
+    args.extend(
+        [
+            "-ik_mode_online",
+            "true",
+            "-ik_ol_init_bk_size",
+            &(initial_block - 1).to_string(),
+            "-ik_ol_acc_bk",
+            "1",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// Runs the authors' online mode on `stream` (in stream order) in a scratch folder named
+/// `cell`: `initial_block` rows (a positive multiple of [`ONLINE_BLOCK`]) learnt, then blocks
+/// of [`ONLINE_BLOCK`] tested then learnt.
+pub fn run_online(
+    stream: &Examples,
+    settings: &Settings,
+    initial_block: usize,
+    seed: u64,
+    cell: &str,
+) -> Result<OnlineMeasured, Unavailable> {
+    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
+    if initial_block == 0
+        || !initial_block.is_multiple_of(ONLINE_BLOCK)
+        || initial_block >= stream.len()
+    {
+        return Err(fail(format!(
+            "initial_block = {initial_block}: its online mode needs a positive multiple of \
+             {ONLINE_BLOCK} below the stream's {} rows",
+            stream.len()
+        )));
+    }
+    let prepared = upstream::prepare(UPSTREAM)?;
+    let dir = toolchain::cell_folder(&prepared, cell)?;
+    std::fs::write(dir.join("stream.svm"), svmlight(stream))
+        .map_err(|e| fail(format!("cannot write stream.svm: {e}")))?;
+    let program = prepared.root.join("IK/IK_OGD/SOL");
+    let done = process::run(
+        Path::new(&program),
+        &online_arguments(settings, seed, initial_block),
+        &dir,
+        &[],
+        upstream::settings().timeout_seconds,
+    )
+    .map_err(|e| fail(e.message))?;
+    let printed =
+        parse_online(&done.stdout).map_err(|e| fail(format!("{e}; {}", dir.display())))?;
+    let expected = (stream.len() - initial_block).div_ceil(ONLINE_BLOCK);
+    if printed.blocks.len() != expected {
+        return Err(fail(format!(
+            "it printed {} tested blocks, expected {expected}; {}",
+            printed.blocks.len(),
+            dir.display()
+        )));
+    }
+    Ok(OnlineMeasured {
+        printed,
+        cpu_seconds: done.cpu_seconds,
+        wall_seconds: done.wall_seconds,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +490,25 @@ mod tests {
         assert!(parse("load test set failed!\n")
             .unwrap_err()
             .contains("Test acuracy"));
+    }
+
+    #[test]
+    fn its_online_output_is_parsed_block_by_block() {
+        let out =
+            "Building iForest ... \n*****\n--------\nAlgorithm: kernel_ogd_ik (w)\n0\t10000\t\n\
+                   Accuracy: 0.972656\nTime : 0.0180381\nBlock: 0\n# Pts: 29952\n30000\t\n\
+                   Accuracy: 0.96875\nTime : 0.0301\nBlock: 1\n# Pts: 30208\n\n\
+                   Final Time: 2.65368\nFinal Accuracy: 97.5201\n\nTraining Instances:141691\n";
+        let p = parse_online(out).unwrap();
+        assert_eq!(p.blocks, vec![(0.972656, 0.0180381), (0.96875, 0.0301)]);
+        assert!((p.final_accuracy - 0.975201).abs() < 1e-12 && p.final_seconds == 2.65368);
+        assert!(parse_online("Accuracy: 0.9\nTime : 0.1\n")
+            .unwrap_err()
+            .contains("Final"));
+        assert!(parse_online("Time : 0.1\nFinal Time: 1\nFinal Accuracy: 90\n").is_err());
+        assert!(parse_online("Accuracy: x\n")
+            .unwrap_err()
+            .contains("cannot read"));
     }
 
     #[test]
@@ -266,6 +535,12 @@ mod tests {
             arguments(&s, 1).join(" "),
             "-i train.svm -t test.svm -opt KERNEL-NOGD -gamma 0.01 -B 100 -knogd 20 -eta 0.5 \
              -eta1 0.5 -loss Hinge"
+        );
+        s.learner = Learner::IkI;
+        assert_eq!(
+            online_arguments(&s, 5, 29_952).join(" "),
+            "-i stream.svm -opt KERNEL-IK_OGD -ik_model iForest -ik_psi 32 -ik_sets 100 -eta 0.5 \
+             -loss Hinge -seed 5 -ik_mode_online true -ik_ol_init_bk_size 29951 -ik_ol_acc_bk 1"
         );
     }
 }

@@ -18,7 +18,7 @@
 //! the svmlight files included); it reports no CPU split between training and test, no build
 //! time and no work counters (null).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::context::CellContext;
@@ -28,7 +28,6 @@ use crate::kinds::common::clock::{on_own_thread, Clock};
 use crate::kinds::common::params::read_by;
 use crate::kinds::isolation_kernel::authors::{self, Learner};
 use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit};
-use crate::kinds::isolation_kernel::online_classifiers::Psi;
 use crate::kinds::isolation_kernel::online_classifiers::{choose_psi, Classifier, WithLearner};
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -55,57 +54,15 @@ pub type BatchParams = WithLearner<Batch>;
 
 /// The authors' learner a method names (`authors_ik_i`, ...), if it names one.
 fn authors_learner(p: &BatchParams) -> Option<Learner> {
-    match p.learner.method.as_str() {
-        "authors_ik_i" => Some(Learner::IkI),
-        "authors_ik_a" => Some(Learner::IkA),
-        "authors_ogd" => Some(Learner::Ogd),
-        "authors_nogd" => Some(Learner::Nogd),
-        _ => None,
-    }
-}
-
-/// The keys the authors' learner reads.
-fn authors_reads(learner: Learner) -> Vec<&'static str> {
-    let mut keys = vec!["method", "psi", "eta", "shuffle"];
-    keys.extend(match learner {
-        Learner::IkI | Learner::IkA => vec!["t"],
-        Learner::Ogd => vec!["kernel", "gamma"],
-        Learner::Nogd => vec!["kernel", "gamma", "budget", "rank"],
-    });
-    keys
+    Learner::named(&p.learner.method)
 }
 
 impl Params for BatchParams {
     fn check(&self) -> Result<(), String> {
-        let Some(learner) = authors_learner(self) else {
-            return self.learner.check();
-        };
-        let l = &self.learner;
-        let name = &l.method;
-        match (&l.psi, learner) {
-            (Psi::Fixed(psi), _) if *psi >= 2 => {}
-            (_, Learner::IkI | Learner::IkA) => {
-                return Err(format!(
-                    "method = {name:?}: the authors' code takes a fixed psi >= 2 (no \
-                     cross-validation)"
-                ))
-            }
-            _ => {}
+        match authors_learner(self) {
+            Some(learner) => learner.check(&self.learner),
+            None => self.learner.check(),
         }
-        if matches!(learner, Learner::Ogd | Learner::Nogd)
-            && (l.kernel != "gaussian" || l.gamma.is_none())
-        {
-            return Err(format!(
-                "method = {name:?}: the authors' OGD and NOGD have only the Gaussian kernel: \
-                 set kernel = \"gaussian\" and gamma"
-            ));
-        }
-        if !(l.eta > 0.0 && l.eta.is_finite()) || l.t == 0 || l.budget == 0 || l.rank == 0 {
-            return Err(format!(
-                "method = {name:?}: eta > 0, t, budget and rank >= 1"
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -208,7 +165,7 @@ impl Kind for BatchClassification {
 
     fn stream(p: &BatchParams) -> serde_json::Value {
         match authors_learner(p) {
-            Some(learner) => read_by(p, &authors_reads(learner)),
+            Some(learner) => read_by(p, &[learner.reads(), &["shuffle"]].concat()),
             None => {
                 // Timing the reading too draws nothing: the same numbers with or without it.
                 let mut drawn = p.drawn();
@@ -273,25 +230,14 @@ fn by_authors(
     ctx: &CellContext,
 ) -> Result<Vec<Row>> {
     let p = &params.learner;
-    let psi = match p.psi {
-        Psi::Fixed(psi) => psi,
-        Psi::Select(_) => 0,
-    };
     let all: Vec<usize> = (0..d.train.len()).collect();
     let train = if params.own.shuffle {
         d.train.subset(&ctx.shuffled(&all))
     } else {
         d.train.subset(&all)
     };
-    let settings = authors::Settings {
-        learner,
-        psi,
-        t: p.t,
-        eta: p.eta,
-        gamma: p.gamma.unwrap_or(0.01),
-        budget: p.budget,
-        rank: p.rank,
-    };
+    let settings = authors::Settings::of(learner, p);
+    let psi = settings.psi;
     let seed: u64 = rand::Rng::random(&mut ctx.rng("partitionings"));
     let cell = format!("{}-{seed:016x}", p.method);
     let m = authors::run(&train, &d.test, &settings, seed, &cell)?;
@@ -331,7 +277,7 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
     };
     ctx.progress(0, 3);
     let read_seconds = if params.own.read_text {
-        Some(read_back(d)?)
+        Some(authors::read_back(&[&d.train, &d.test])?)
     } else {
         None
     };
@@ -410,34 +356,4 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
         ("n_train", d.train.len().into()),
         ("n_test", d.test.len().into()),
     ])])
-}
-
-/// CPU seconds of this thread to read the split's training and test rows back from the svmlight
-/// files the authors' code reads ([`authors::write_split`], written beforehand, untimed); the
-/// reader must give back every row.
-fn read_back(d: &BinarySplit) -> Result<f64> {
-    // The files the authors' program would read, written untimed into a scratch folder (so in
-    // the page cache, as theirs are when it starts), then read by our reader, timed: the read
-    // from the file system, the parse and the matrices' allocation (sized from the files'
-    // lengths), as the authors' process does.
-    let dir = tempfile::tempdir().context("a scratch folder for the svmlight files")?;
-    let paths = authors::write_split(dir.path(), &d.train, &d.test).map_err(anyhow::Error::msg)?;
-    let clock = Clock::start();
-    let mut parsed = Vec::with_capacity(paths.len());
-    for path in &paths {
-        parsed.push(datasets::loaders::svmlight::read_svmlight_sparse(
-            path,
-            Some(d.train.dim()),
-        )?);
-    }
-    let seconds = clock.cpu();
-    for ((path, rows), (_, y)) in paths.iter().zip([d.train.len(), d.test.len()]).zip(&parsed) {
-        anyhow::ensure!(
-            y.len() == rows,
-            "{}: {} rows read back from {rows} written",
-            path.file_name().unwrap_or_default().to_string_lossy(),
-            y.len()
-        );
-    }
-    Ok(seconds)
 }

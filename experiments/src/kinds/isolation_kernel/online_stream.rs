@@ -11,6 +11,15 @@
 //! `stream_points` keeps the first examples of the shuffled stream (the quadratic learners:
 //! OGD, IK-OGD(dual)). A cell over its time budget stops after its current block with the rows
 //! it has (did not finish, as OGD on url in the paper).
+//!
+//! The authors' C++ on the same stream ([`super::authors`], its online mode): `authors_ik_i`,
+//! `authors_ik_a`, `authors_ogd` (ψ fixed; OGD with its Gaussian kernel; not its NOGD, whose
+//! switch to the Nyström features resets the example count the online mode counts blocks by). Its blocks are its fixed data chunks of 256 rows, so these cells need `block_size =
+//! 256` and an `initial_block` that is a multiple of 256. Its rows: the cumulative accuracy and
+//! wall seconds it prints after each checkpoint block's test (before that block's learning);
+//! `process_seconds` (last row) is its process's CPU time, reading and building included.
+//! `read_text = true` times our side's reading of the same text (`read_seconds`), so that the
+//! two `process_seconds` hold the same work.
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -19,6 +28,8 @@ use crate::context::CellContext;
 use crate::data::DataSpec;
 use crate::data::DataView;
 use crate::kinds::common::clock::{on_own_thread, Clock};
+use crate::kinds::common::params::read_by;
+use crate::kinds::isolation_kernel::authors::{self, Learner, ONLINE_BLOCK};
 use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit, Examples};
 use crate::kinds::isolation_kernel::online_classifiers::{
     choose_psi, Classifier, Method, WithLearner,
@@ -54,14 +65,46 @@ pub struct Stream {
     /// Keep only the first examples of the shuffled stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_points: Option<usize>,
+    /// Time reading too (`read_seconds`, part of `process_seconds`): the stream is written as
+    /// the svmlight file the authors' online mode reads (untimed) and read back from it by this
+    /// project's reader (timed).
+    #[serde(default)]
+    pub read_text: bool,
 }
 
 pub type StreamParams = WithLearner<Stream>;
 
+/// The authors' learner a method names (`authors_ik_i`, ...), if it names one.
+fn authors_learner(p: &StreamParams) -> Option<Learner> {
+    Learner::named(&p.learner.method)
+}
+
 impl Params for StreamParams {
     fn check(&self) -> Result<(), String> {
-        self.learner.check()?;
         let s = &self.own;
+        match authors_learner(self) {
+            Some(learner) => {
+                learner.check(&self.learner)?;
+                if learner == Learner::Nogd {
+                    return Err(format!(
+                        "method = {:?}: the authors' online mode cannot run NOGD's stream: \
+                         NOGD sets the example count back to 1 when it switches to its Nyström \
+                         features (kernel_nogd.h), and the online mode counts the initial block \
+                         and its blocks by it, so it would test fewer blocks than the protocol",
+                        self.learner.method
+                    ));
+                }
+                if s.block_size != ONLINE_BLOCK || !s.initial_block.is_multiple_of(ONLINE_BLOCK) {
+                    return Err(format!(
+                        "method = {:?}: the authors' online mode tests its fixed chunks of \
+                         {ONLINE_BLOCK} rows: set block_size = {ONLINE_BLOCK} and initial_block to \
+                         a multiple of {ONLINE_BLOCK} (block_size = {}, initial_block = {})",
+                        self.learner.method, s.block_size, s.initial_block
+                    ));
+                }
+            }
+            None => self.learner.check()?,
+        }
         if s.initial_block < 10 {
             return Err(format!(
                 "initial_block = {}: at least 10 examples",
@@ -108,7 +151,7 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "cumulative_seconds",
-        doc: "wall seconds since the start of the stream (initial block's training included)",
+        doc: "wall seconds since the start of the stream (initial block's training included; the authors' code: as it prints them after the block's test, before its learning)",
     },
     ColumnDoc {
         name: "cpu_seconds",
@@ -121,6 +164,14 @@ const COLUMNS: &[ColumnDoc] = &[
     ColumnDoc {
         name: "train_seconds",
         doc: "CPU seconds spent learning (initial block and blocks; each learnt example is predicted once more there; IK: on the block's map made for its test)",
+    },
+    ColumnDoc {
+        name: "read_seconds",
+        doc: "CPU seconds to parse the stream from the svmlight text the authors' code reads (last row; null unless read_text = true, and for the authors' code, whose reading is in process_seconds)",
+    },
+    ColumnDoc {
+        name: "process_seconds",
+        doc: "CPU seconds of the whole work (last row; null before): read_seconds (when timed) + building + the stream; the authors' code: its process (reading and building included)",
     },
     ColumnDoc {
         name: "psi_used",
@@ -180,10 +231,42 @@ impl Kind for OnlineStream {
     }
 
     fn stream(p: &StreamParams) -> serde_json::Value {
-        p.drawn()
+        match authors_learner(p) {
+            Some(learner) => read_by(
+                p,
+                &[
+                    learner.reads(),
+                    &[
+                        "initial_block",
+                        "block_size",
+                        "checkpoints",
+                        "stream_points",
+                    ],
+                ]
+                .concat(),
+            ),
+            None => {
+                // Timing the reading too draws nothing: the same numbers with or without it.
+                let mut drawn = p.drawn();
+                if let Some(o) = drawn.as_object_mut() {
+                    o.remove("read_text");
+                }
+                drawn
+            }
+        }
+    }
+
+    fn upstream(p: &StreamParams) -> Option<&'static str> {
+        authors_learner(p).map(|_| authors::UPSTREAM)
     }
 
     fn cost(p: &StreamParams) -> f64 {
+        match authors_learner(p) {
+            Some(Learner::IkA) => return 1000.0,
+            Some(Learner::Ogd) => return 200.0,
+            Some(_) => return 5.0,
+            None => {}
+        }
         match p.learner.method() {
             Method::Ogd => 100.0,
             Method::IkIDual | Method::IkINaive => 50.0,
@@ -197,13 +280,16 @@ impl Kind for OnlineStream {
     }
 
     fn run_cell(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
-        on_own_thread(|| run_stream(all, params, ctx))
+        match authors_learner(params) {
+            Some(learner) => by_authors(all, params, learner, ctx),
+            None => on_own_thread(|| run_stream(all, params, ctx)),
+        }
     }
 }
 
-/// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).
-fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
-    let (p, s) = (&params.learner, &params.own);
+/// The repetition's stream: the shuffled order, cut to `stream_points`, with at least one
+/// example after the initial block.
+fn stream_order(all: &Examples, s: &Stream, ctx: &CellContext) -> Result<Vec<usize>> {
     let mut order = ctx.shuffled(&(0..all.len()).collect::<Vec<_>>());
     if let Some(n) = s.stream_points {
         order.truncate(n);
@@ -215,9 +301,76 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
             order.len()
         );
     }
+    Ok(order)
+}
+
+/// One cell of the authors' online mode on the repetition's stream (its rows in stream order,
+/// one run); rows at the same checkpoint blocks as ours.
+fn by_authors(
+    all: &Examples,
+    params: &StreamParams,
+    learner: Learner,
+    ctx: &CellContext,
+) -> Result<Vec<Row>> {
+    let s = &params.own;
+    let order = stream_order(all, s, ctx)?;
+    let stream = all.subset(&order);
+    let settings = authors::Settings::of(learner, &params.learner);
+    let seed: u64 = rand::Rng::random(&mut ctx.rng("partitionings"));
+    let cell = format!("online-{}-{seed:016x}", params.learner.method);
+    let m = authors::run_online(&stream, &settings, s.initial_block, seed, &cell)?;
+    let n = order.len();
+    let at = checkpoint_blocks(m.printed.blocks.len(), s.checkpoints);
+    let last = *at.last().expect("at least one block");
+    Ok(at
+        .iter()
+        .enumerate()
+        .map(|(k, &j)| {
+            let seen = (s.initial_block + (j + 1) * s.block_size).min(n);
+            let (accuracy, seconds) = m.printed.blocks[j];
+            let end = |v: f64| {
+                if j == last {
+                    Value::from(v)
+                } else {
+                    Value::Null
+                }
+            };
+            row([
+                ("checkpoint", k.into()),
+                ("points_seen", seen.into()),
+                ("points_tested", (seen - s.initial_block).into()),
+                ("cumulative_accuracy", Value::from(accuracy)),
+                ("cumulative_seconds", Value::from(seconds)),
+                ("cpu_seconds", Value::Null),
+                ("test_seconds", Value::Null),
+                ("train_seconds", Value::Null),
+                ("read_seconds", Value::Null),
+                ("process_seconds", end(m.cpu_seconds)),
+                ("psi_used", settings.psi.into()),
+                ("cv_accuracy", Value::Null),
+                ("cv_seconds", Value::from(0.0)),
+                ("build_seconds", Value::Null),
+                ("support_vectors", Value::Null),
+                ("kernel_evaluations", Value::Null),
+                ("lookups", Value::Null),
+            ])
+        })
+        .collect())
+}
+
+/// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).
+fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
+    let (p, s) = (&params.learner, &params.own);
+    let order = stream_order(all, s, ctx)?;
+    let read_seconds = if s.read_text {
+        Some(authors::read_back(&[&all.subset(&order)])?)
+    } else {
+        None
+    };
     let (initial, rest) = order.split_at(s.initial_block);
     let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
     let built = std::time::Instant::now();
+    let build_clock = Clock::start();
     // IK draws its partitionings from the initial block only; OGD and NOGD need the dimension.
     let block;
     let fit = if p.method().isolation() {
@@ -233,6 +386,7 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
         &mut ctx.rng("partitionings"),
     )?;
     let build_seconds = built.elapsed().as_secs_f64();
+    let build_cpu = build_clock.cpu();
 
     let clock = Clock::start();
     let mut train_seconds = 0.0;
@@ -260,6 +414,7 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
         ctx.progress(j + 1, blocks.len());
         // A cell over its budget ends with a row for the blocks it did.
         let stop = ctx.over_budget();
+        let last = stop || j + 1 == blocks.len();
         if at.contains(&j) || stop {
             let c = learner.counters();
             rows.push(row([
@@ -274,6 +429,21 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
                 ("cpu_seconds", Value::from(clock.cpu())),
                 ("test_seconds", Value::from(test_seconds)),
                 ("train_seconds", Value::from(train_seconds)),
+                (
+                    "read_seconds",
+                    match read_seconds {
+                        Some(r) if last => Value::from(r),
+                        _ => Value::Null,
+                    },
+                ),
+                (
+                    "process_seconds",
+                    if last {
+                        Value::from(read_seconds.unwrap_or(0.0) + build_cpu + clock.cpu())
+                    } else {
+                        Value::Null
+                    },
+                ),
                 ("psi_used", choice.psi.into()),
                 (
                     "cv_accuracy",
@@ -299,6 +469,43 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn checked(v: serde_json::Value) -> Result<StreamParams, String> {
+        serde_json::from_value::<StreamParams>(v)
+            .map_err(|e| e.to_string())
+            .and_then(|p| p.check().map(|_| p))
+    }
+
+    #[test]
+    fn the_authors_online_mode_needs_its_chunks_and_refuses_nogd() {
+        let ok = serde_json::json!({"method": "authors_ik_i", "psi": 32, "block_size": 256,
+                                    "initial_block": 1024});
+        let p = checked(ok.clone()).unwrap();
+        assert_eq!(OnlineStream::stream(&p)["block_size"], 256);
+        assert!(OnlineStream::upstream(&p).is_some());
+        for (key, value, needle) in [
+            ("block_size", serde_json::json!(1000), "block_size = 256"),
+            ("initial_block", serde_json::json!(1000), "multiple of 256"),
+            ("psi", serde_json::json!("cv"), "fixed psi"),
+            (
+                "method",
+                serde_json::json!("authors_nogd"),
+                "cannot run NOGD",
+            ),
+        ] {
+            let mut v = ok.clone();
+            v[key] = value;
+            if key == "method" {
+                v["kernel"] = "gaussian".into();
+                v["gamma"] = 0.01.into();
+            }
+            let err = checked(v).unwrap_err();
+            assert!(err.contains(needle), "{key}: {err}");
+        }
+        // Our learners keep any block size.
+        let ours = serde_json::json!({"method": "ik_i", "psi": 32, "block_size": 1000});
+        assert!(checked(ours).is_ok());
+    }
 
     #[test]
     fn checkpoints_are_evenly_spaced_from_the_first_block_to_the_last() {
