@@ -166,14 +166,7 @@ impl Kind for BatchClassification {
     fn stream(p: &BatchParams) -> serde_json::Value {
         match authors_learner(p) {
             Some(learner) => read_by(p, &[learner.reads(), &["shuffle"]].concat()),
-            None => {
-                // Timing the reading too draws nothing: the same numbers with or without it.
-                let mut drawn = p.drawn();
-                if let Some(o) = drawn.as_object_mut() {
-                    o.remove("read_text");
-                }
-                drawn
-            }
+            None => p.drawn_untimed(),
         }
     }
 

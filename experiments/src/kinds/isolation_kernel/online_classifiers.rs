@@ -1002,6 +1002,16 @@ impl<P: Serialize + Clone> WithLearner<P> {
         }
         all
     }
+
+    /// [`Self::drawn`] without the kind's `read_text`: timing the reading too draws nothing, so
+    /// the numbers are the same with or without it.
+    pub fn drawn_untimed(&self) -> serde_json::Value {
+        let mut drawn = self.drawn();
+        if let Some(o) = drawn.as_object_mut() {
+            o.remove("read_text");
+        }
+        drawn
+    }
 }
 
 impl<'de, P: serde::de::DeserializeOwned> Deserialize<'de> for WithLearner<P> {

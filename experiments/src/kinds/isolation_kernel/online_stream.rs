@@ -245,14 +245,7 @@ impl Kind for OnlineStream {
                 ]
                 .concat(),
             ),
-            None => {
-                // Timing the reading too draws nothing: the same numbers with or without it.
-                let mut drawn = p.drawn();
-                if let Some(o) = drawn.as_object_mut() {
-                    o.remove("read_text");
-                }
-                drawn
-            }
+            None => p.drawn_untimed(),
         }
     }
 
@@ -502,9 +495,14 @@ mod tests {
             let err = checked(v).unwrap_err();
             assert!(err.contains(needle), "{key}: {err}");
         }
-        // Our learners keep any block size.
+        // Our learners keep any block size, and timing the reading draws nothing.
         let ours = serde_json::json!({"method": "ik_i", "psi": 32, "block_size": 1000});
-        assert!(checked(ours).is_ok());
+        let mut timed = ours.clone();
+        timed["read_text"] = true.into();
+        assert_eq!(
+            OnlineStream::stream(&checked(ours).unwrap()),
+            OnlineStream::stream(&checked(timed).unwrap())
+        );
     }
 
     #[test]
