@@ -351,6 +351,8 @@ pub struct OnlinePrinted {
     /// Per tested block, in order: the cumulative accuracy and the wall seconds since its
     /// stream began, as printed after the block's test (before its learning).
     pub blocks: Vec<(f64, f64)>,
+    /// Per tested block: the examples learnt before it (`# Pts`).
+    pub learnt_before: Vec<usize>,
     /// Its final cumulative accuracy and wall seconds (after the last block's learning).
     pub final_accuracy: f64,
     pub final_seconds: f64,
@@ -365,8 +367,8 @@ pub struct OnlineMeasured {
     pub wall_seconds: f64,
 }
 
-/// Parses the online mode's output: `Accuracy: A` then `Time : T` per tested block (with
-/// `-ik_ol_acc_bk 1`), then `Final Time: T` and `Final Accuracy: A` (a percentage).
+/// Parses the online mode's output: `Accuracy: A`, `Time : T` and `# Pts: n` per tested block
+/// (with `-ik_ol_acc_bk 1`), then `Final Time: T` and `Final Accuracy: A` (a percentage).
 fn parse_online(out: &str) -> Result<OnlinePrinted, String> {
     let value = |line: &str, label: &str| -> Result<f64, String> {
         line[label.len()..]
@@ -374,7 +376,7 @@ fn parse_online(out: &str) -> Result<OnlinePrinted, String> {
             .parse()
             .map_err(|_| format!("cannot read {line:?} of its output"))
     };
-    let (mut blocks, mut accuracy) = (Vec::new(), None);
+    let (mut blocks, mut learnt_before, mut accuracy) = (Vec::new(), Vec::new(), None);
     let (mut final_accuracy, mut final_seconds) = (None, None);
     for line in out.lines().map(str::trim) {
         if line.starts_with("Accuracy:") {
@@ -384,6 +386,12 @@ fn parse_online(out: &str) -> Result<OnlinePrinted, String> {
                 .take()
                 .ok_or_else(|| format!("{line:?} without an accuracy before it"))?;
             blocks.push((a, value(line, "Time :")?));
+        } else if line.starts_with("# Pts:") {
+            let n = value(line, "# Pts:")?;
+            if !(n >= 0.0 && n.fract() == 0.0) {
+                return Err(format!("{line:?}: not a count of examples"));
+            }
+            learnt_before.push(n as usize);
         } else if line.starts_with("Final Accuracy:") {
             final_accuracy = Some(value(line, "Final Accuracy:")? / 100.0);
         } else if line.starts_with("Final Time:") {
@@ -393,6 +401,7 @@ fn parse_online(out: &str) -> Result<OnlinePrinted, String> {
     match (final_accuracy, final_seconds) {
         (Some(final_accuracy), Some(final_seconds)) => Ok(OnlinePrinted {
             blocks,
+            learnt_before,
             final_accuracy,
             final_seconds,
         }),
@@ -400,6 +409,37 @@ fn parse_online(out: &str) -> Result<OnlinePrinted, String> {
             "no `Final Accuracy` and `Final Time` in its output (the stream did not end?)".into(),
         ),
     }
+}
+
+/// Whether the online mode tested the blocks of our protocol: of a stream of `n` examples, the
+/// first `initial_block` learnt only, then blocks of [`ONLINE_BLOCK`] (the last maybe shorter),
+/// block j tested after `initial_block` + 256 j examples were learnt; its last block's accuracy
+/// its final one (to the digits it prints).
+fn check_online(p: &OnlinePrinted, n: usize, initial_block: usize) -> Result<(), String> {
+    let expected = (n - initial_block).div_ceil(ONLINE_BLOCK);
+    if p.blocks.len() != expected || p.learnt_before.len() != expected {
+        return Err(format!(
+            "it printed {} tested blocks ({} counts), expected {expected}",
+            p.blocks.len(),
+            p.learnt_before.len()
+        ));
+    }
+    for (j, &learnt) in p.learnt_before.iter().enumerate() {
+        let want = initial_block + j * ONLINE_BLOCK;
+        if learnt != want {
+            return Err(format!(
+                "its tested block {j} came after {learnt} examples learnt, expected {want}"
+            ));
+        }
+    }
+    let last = p.blocks.last().map_or(f64::NAN, |b| b.0);
+    if !((last - p.final_accuracy).abs() <= 1e-5) {
+        return Err(format!(
+            "its last block's accuracy {last} is not its final one {}",
+            p.final_accuracy
+        ));
+    }
+    Ok(())
 }
 
 /// The command-line arguments of one run of the online mode on `stream.svm`: the first
@@ -434,11 +474,13 @@ pub fn run_online(
     cell: &str,
 ) -> Result<OnlineMeasured, Unavailable> {
     let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
+    // The harness and the program disagree: a bug of the project, never a skip.
+    let disagree = |reason: String| Unavailable::refused(UPSTREAM, reason);
     if initial_block == 0
         || !initial_block.is_multiple_of(ONLINE_BLOCK)
         || initial_block >= stream.len()
     {
-        return Err(fail(format!(
+        return Err(disagree(format!(
             "initial_block = {initial_block}: its online mode needs a positive multiple of \
              {ONLINE_BLOCK} below the stream's {} rows",
             stream.len()
@@ -459,14 +501,8 @@ pub fn run_online(
     .map_err(|e| fail(e.message))?;
     let printed =
         parse_online(&done.stdout).map_err(|e| fail(format!("{e}; {}", dir.display())))?;
-    let expected = (stream.len() - initial_block).div_ceil(ONLINE_BLOCK);
-    if printed.blocks.len() != expected {
-        return Err(fail(format!(
-            "it printed {} tested blocks, expected {expected}; {}",
-            printed.blocks.len(),
-            dir.display()
-        )));
-    }
+    check_online(&printed, stream.len(), initial_block)
+        .map_err(|e| disagree(format!("{e}; {}", dir.display())))?;
     Ok(OnlineMeasured {
         printed,
         cpu_seconds: done.cpu_seconds,
@@ -501,7 +537,9 @@ mod tests {
                    Final Time: 2.65368\nFinal Accuracy: 97.5201\n\nTraining Instances:141691\n";
         let p = parse_online(out).unwrap();
         assert_eq!(p.blocks, vec![(0.972656, 0.0180381), (0.96875, 0.0301)]);
+        assert_eq!(p.learnt_before, vec![29952, 30208]);
         assert!((p.final_accuracy - 0.975201).abs() < 1e-12 && p.final_seconds == 2.65368);
+        assert!(parse_online("# Pts: 1.5\n").unwrap_err().contains("count"));
         assert!(parse_online("Accuracy: 0.9\nTime : 0.1\n")
             .unwrap_err()
             .contains("Final"));
@@ -509,6 +547,37 @@ mod tests {
         assert!(parse_online("Accuracy: x\n")
             .unwrap_err()
             .contains("cannot read"));
+    }
+
+    #[test]
+    fn the_online_blocks_must_be_those_of_the_protocol() {
+        // 29,952 learnt, then two blocks of 256 and one of 17.
+        let n = 29_952 + 2 * 256 + 17;
+        let good = OnlinePrinted {
+            blocks: vec![(0.97, 0.1), (0.96, 0.2), (0.965, 0.3)],
+            learnt_before: vec![29_952, 30_208, 30_464],
+            final_accuracy: 0.965,
+            final_seconds: 0.31,
+        };
+        assert_eq!(check_online(&good, n, 29_952), Ok(()));
+        // A block fewer (NOGD's reset count), each block tested one block late, a final
+        // accuracy that is not the last block's.
+        let mut fewer = good.clone();
+        fewer.blocks.pop();
+        fewer.learnt_before.pop();
+        assert!(check_online(&fewer, n, 29_952)
+            .unwrap_err()
+            .contains("expected 3"));
+        let mut late = good.clone();
+        late.learnt_before = vec![30_208, 30_464, 30_720];
+        assert!(check_online(&late, n, 29_952)
+            .unwrap_err()
+            .contains("expected 29952"));
+        let mut other = good.clone();
+        other.final_accuracy = 0.96;
+        assert!(check_online(&other, n, 29_952)
+            .unwrap_err()
+            .contains("final"));
     }
 
     #[test]

@@ -242,23 +242,23 @@ pub const MAX_T_PSI: usize = 1 << 28;
 /// Rows mapped at a time (their φ take MAP_CHUNK·t u32).
 const MAP_CHUNK: usize = 1024;
 
-/// What [`Classifier::map`] gives for some rows: their φ(x), n × t row-major (the IK
-/// learners), or nothing (the others read the examples themselves).
-pub struct Mapped(Option<Vec<u32>>);
+/// What [`Classifier::map`] gives for some rows: the rows' ids and their φ(x), n × t
+/// row-major (the IK learners), or nothing (the others read the examples themselves).
+pub struct Mapped(Option<(Vec<usize>, Vec<u32>)>);
 
 impl Mapped {
-    /// The φ(x) of the rows `ids`, t values a row; an error where these were not mapped for
-    /// `ids` by an IK learner with t partitionings.
+    /// The φ(x) of the rows `ids`, t values a row; an error where these are not the rows
+    /// mapped, or they were not mapped by an IK learner with t partitionings.
     fn phi(&self, ids: &[usize], t: usize) -> Result<std::slice::ChunksExact<'_, u32>> {
         match &self.0 {
-            Some(phi) if phi.len() == ids.len() * t => Ok(phi.chunks_exact(t)),
+            Some((of, phi)) if of == ids && phi.len() == ids.len() * t => Ok(phi.chunks_exact(t)),
             _ => bail!("internal error: the rows were not mapped by this learner"),
         }
     }
 
     /// All the rows' φ(x) in one slice (empty where nothing was mapped).
     fn all(&self) -> &[u32] {
-        self.0.as_deref().unwrap_or(&[])
+        self.0.as_ref().map_or(&[], |(_, phi)| phi)
     }
 }
 
@@ -622,7 +622,7 @@ impl Classifier {
         Ok(Mapped(match self {
             Classifier::Isolation {
                 map, map_seconds, ..
-            } => Some(Self::phi(map, ex.rows(), ids, map_seconds)?),
+            } => Some((ids.to_vec(), Self::phi(map, ex.rows(), ids, map_seconds)?)),
             _ => None,
         }))
     }
@@ -1090,7 +1090,7 @@ mod tests {
         let ex = examples(600);
         let all = ex.checked().unwrap();
         let ids: Vec<usize> = (0..600).rev().collect();
-        for method in ["ik_i", "ik_a", "ogd", "nogd"] {
+        for method in ["ik_i", "ik_a", "ik_i_naive", "ik_i_dual"] {
             let p: LearnerParams =
                 serde_json::from_value(serde_json::json!({"method": method, "psi": 16, "t": 20}))
                     .unwrap();
@@ -1101,18 +1101,13 @@ mod tests {
                 let mapped = once.map(&all, block).unwrap();
                 correct[0] += once.test_mapped(&all, block, &mapped).unwrap();
                 mistakes[0] += once.train_mapped(&all, block, &mapped).unwrap();
-                if method.starts_with("ik") {
-                    let (c, m) = row_by_row(&mut twice, &ex, block);
-                    correct[1] += c;
-                    mistakes[1] += m;
-                } else {
-                    correct[1] += twice.test(&all, block).unwrap();
-                    mistakes[1] += twice.train(&all, block).unwrap();
-                }
+                let (c, m) = row_by_row(&mut twice, &ex, block);
+                correct[1] += c;
+                mistakes[1] += m;
             }
             assert_eq!(correct[0], correct[1], "{method}");
             assert_eq!(mistakes[0], mistakes[1], "{method}");
-            assert!(correct[0] > 300, "{method}: {correct:?} of 530 tested");
+            assert!(correct[0] > 300, "{method}: {correct:?} of 600 tested");
             assert_eq!(once.counters(), twice.counters(), "{method}");
         }
     }
@@ -1133,6 +1128,10 @@ mod tests {
         assert!(err.to_string().contains("not mapped"), "{err}");
         let two = ik.map(&all, &[0, 1]).unwrap();
         assert!(ik.test_mapped(&all, &[0, 1, 2], &two).is_err());
+        assert!(ik.test_mapped(&all, &[2, 3], &two).is_err());
+        assert!(ik.test_mapped(&all, &[0, 1], &two).is_ok());
+        // The kernel learners map nothing.
+        assert!(by_ogd.0.is_none());
     }
 
     #[test]

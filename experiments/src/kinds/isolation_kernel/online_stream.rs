@@ -14,9 +14,11 @@
 //!
 //! The authors' C++ on the same stream ([`super::authors`], its online mode): `authors_ik_i`,
 //! `authors_ik_a`, `authors_ogd` (ψ fixed; OGD with its Gaussian kernel; not its NOGD, whose
-//! switch to the Nyström features resets the example count the online mode counts blocks by). Its blocks are its fixed data chunks of 256 rows, so these cells need `block_size =
-//! 256` and an `initial_block` that is a multiple of 256. Its rows: the cumulative accuracy and
-//! wall seconds it prints after each checkpoint block's test (before that block's learning);
+//! switch to the Nyström features resets the example count the online mode counts blocks by).
+//! Its blocks are its fixed data chunks of 256 rows, so these cells need `block_size = 256` and
+//! an `initial_block` that is a multiple of 256. Its rows: the cumulative accuracy and wall
+//! seconds it prints after each checkpoint block's test (before that block's learning; its
+//! reading thread parses the text alongside);
 //! `process_seconds` (last row) is its process's CPU time, reading and building included.
 //! `read_text = true` times our side's reading of the same text (`read_seconds`), so that the
 //! two `process_seconds` hold the same work.
@@ -312,17 +314,22 @@ fn by_authors(
     let seed: u64 = rand::Rng::random(&mut ctx.rng("partitionings"));
     let cell = format!("online-{}-{seed:016x}", params.learner.method);
     let m = authors::run_online(&stream, &settings, s.initial_block, seed, &cell)?;
-    let n = order.len();
+    Ok(authors_rows(&m, s, order.len(), settings.psi))
+}
+
+/// The rows of a run of the authors' online mode on a stream of `n` examples: one per
+/// checkpoint block (the blocks as ours: `initial_block` learnt, then blocks of `block_size`,
+/// the last maybe shorter); its process's CPU seconds on the last row only.
+fn authors_rows(m: &authors::OnlineMeasured, s: &Stream, n: usize, psi: usize) -> Vec<Row> {
     let at = checkpoint_blocks(m.printed.blocks.len(), s.checkpoints);
-    let last = *at.last().expect("at least one block");
-    Ok(at
-        .iter()
+    let last = at.last().copied();
+    at.iter()
         .enumerate()
         .map(|(k, &j)| {
             let seen = (s.initial_block + (j + 1) * s.block_size).min(n);
             let (accuracy, seconds) = m.printed.blocks[j];
             let end = |v: f64| {
-                if j == last {
+                if Some(j) == last {
                     Value::from(v)
                 } else {
                     Value::Null
@@ -339,7 +346,7 @@ fn by_authors(
                 ("train_seconds", Value::Null),
                 ("read_seconds", Value::Null),
                 ("process_seconds", end(m.cpu_seconds)),
-                ("psi_used", settings.psi.into()),
+                ("psi_used", psi.into()),
                 ("cv_accuracy", Value::Null),
                 ("cv_seconds", Value::from(0.0)),
                 ("build_seconds", Value::Null),
@@ -348,7 +355,7 @@ fn by_authors(
                 ("lookups", Value::Null),
             ])
         })
-        .collect())
+        .collect()
 }
 
 /// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).
@@ -503,6 +510,47 @@ mod tests {
             OnlineStream::stream(&checked(ours).unwrap()),
             OnlineStream::stream(&checked(timed).unwrap())
         );
+    }
+
+    #[test]
+    fn the_authors_rows_are_our_checkpoints_with_its_cpu_on_the_last() {
+        // 1,024 learnt, then 3 blocks of 256 and one of 17: four tested blocks.
+        let n = 1024 + 3 * 256 + 17;
+        let printed = authors::OnlinePrinted {
+            blocks: vec![(0.9, 0.1), (0.91, 0.2), (0.92, 0.3), (0.93, 0.4)],
+            learnt_before: vec![1024, 1280, 1536, 1792],
+            final_accuracy: 0.93,
+            final_seconds: 0.41,
+        };
+        let m = authors::OnlineMeasured {
+            printed,
+            cpu_seconds: 1.5,
+            wall_seconds: 1.6,
+        };
+        let s: Stream = serde_json::from_value(serde_json::json!({
+            "initial_block": 1024, "block_size": 256, "checkpoints": 3
+        }))
+        .unwrap();
+        let rows = authors_rows(&m, &s, n, 32);
+        let get = |r: &Row, c: &str| r[c].clone();
+        let seen: Vec<Value> = rows.iter().map(|r| get(r, "points_seen")).collect();
+        assert_eq!(
+            seen,
+            vec![
+                Value::from(1280usize),
+                Value::from(1792usize),
+                Value::from(n)
+            ]
+        );
+        let tested: Vec<Value> = rows.iter().map(|r| get(r, "points_tested")).collect();
+        assert_eq!(tested[2], Value::from(3 * 256 + 17usize));
+        let accuracy: Vec<Value> = rows.iter().map(|r| get(r, "cumulative_accuracy")).collect();
+        assert_eq!(
+            accuracy,
+            vec![Value::from(0.9), Value::from(0.92), Value::from(0.93)]
+        );
+        let cpu: Vec<Value> = rows.iter().map(|r| get(r, "process_seconds")).collect();
+        assert_eq!(cpu, vec![Value::Null, Value::Null, Value::from(1.5)]);
     }
 
     #[test]
