@@ -433,7 +433,8 @@ fn check_online(p: &OnlinePrinted, n: usize, initial_block: usize) -> Result<(),
         }
     }
     let last = p.blocks.last().map_or(f64::NAN, |b| b.0);
-    if !((last - p.final_accuracy).abs() <= 1e-5) {
+    let agree = (last - p.final_accuracy).abs() <= 1e-5;
+    if !agree {
         return Err(format!(
             "its last block's accuracy {last} is not its final one {}",
             p.final_accuracy
