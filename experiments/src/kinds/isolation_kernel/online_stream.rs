@@ -361,12 +361,17 @@ fn authors_rows(m: &authors::OnlineMeasured, s: &Stream, n: usize, psi: usize) -
 /// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).
 fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
     let (p, s) = (&params.learner, &params.own);
-    let order = stream_order(all, s, ctx)?;
+    // The examples in stream order, as they arrive (and as our reader gives them back from
+    // the stream's text): the learners then read them one after another, not scattered over
+    // the data set's own order (the same examples in the same order, so the same numbers).
+    let stream = all.subset(&stream_order(all, s, ctx)?);
+    let all = &stream;
     let read_seconds = if s.read_text {
-        Some(authors::read_back(&[&all.subset(&order)])?)
+        Some(authors::read_back(&[all])?)
     } else {
         None
     };
+    let order: Vec<usize> = (0..all.len()).collect();
     let (initial, rest) = order.split_at(s.initial_block);
     let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
     let built = std::time::Instant::now();
