@@ -124,16 +124,41 @@ pub struct Measured {
     pub wall_seconds: f64,
 }
 
-/// The two files the authors' program reads, `train.svm` and `test.svm` ([`svmlight`]), written
-/// into `dir`: their paths, or what could not be written.
-pub fn write_split(dir: &Path, train: &Examples, test: &Examples) -> Result<[PathBuf; 2], String> {
-    let write = |name: &str, examples: &Examples| {
-        let path = dir.join(name);
-        std::fs::write(&path, svmlight(examples))
-            .map(|()| path)
-            .map_err(|e| format!("cannot write {name}: {e}"))
-    };
-    Ok([write("train.svm", train)?, write("test.svm", test)?])
+/// The svmlight files the authors' program reads ([`svmlight`]), each `(name, examples)` of
+/// `files` written into `dir`: their paths, or what could not be written.
+fn write_files(dir: &Path, files: &[(&str, &Examples)]) -> Result<Vec<PathBuf>, String> {
+    files
+        .iter()
+        .map(|&(name, examples)| {
+            let path = dir.join(name);
+            std::fs::write(&path, svmlight(examples))
+                .map(|()| path)
+                .map_err(|e| format!("cannot write {name}: {e}"))
+        })
+        .collect()
+}
+
+/// Runs the authors' program with `args` in a scratch folder named `cell`, after writing
+/// `files` there ([`write_files`]): what it printed and cost, and the folder.
+fn run_program(
+    cell: &str,
+    files: &[(&str, &Examples)],
+    args: &[String],
+) -> Result<(process::Finished, PathBuf), Unavailable> {
+    let prepared = upstream::prepare(UPSTREAM)?;
+    let dir = toolchain::cell_folder(&prepared, cell)?;
+    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
+    write_files(&dir, files).map_err(fail)?;
+    let program = prepared.root.join("IK/IK_OGD/SOL");
+    let done = process::run(
+        Path::new(&program),
+        args,
+        &dir,
+        &[],
+        upstream::settings().timeout_seconds,
+    )
+    .map_err(|e| fail(e.message))?;
+    Ok((done, dir))
 }
 
 /// CPU seconds of this thread to read `sets` back by this project's reader from the svmlight
@@ -144,13 +169,13 @@ pub fn write_split(dir: &Path, train: &Examples, test: &Examples) -> Result<[Pat
 pub fn read_back(sets: &[&Examples]) -> anyhow::Result<f64> {
     use anyhow::Context;
     let dir = tempfile::tempdir().context("a scratch folder for the svmlight files")?;
-    let mut paths = Vec::with_capacity(sets.len());
-    for (k, set) in sets.iter().enumerate() {
-        let path = dir.path().join(format!("set{k}.svm"));
-        std::fs::write(&path, svmlight(set))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        paths.push(path);
-    }
+    let names: Vec<String> = (0..sets.len()).map(|k| format!("set{k}.svm")).collect();
+    let files: Vec<(&str, &Examples)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(sets.iter().copied())
+        .collect();
+    let paths = write_files(dir.path(), &files).map_err(anyhow::Error::msg)?;
     let dim = sets.first().map_or(0, |s| s.dim());
     let clock = Clock::start();
     let mut parsed = Vec::with_capacity(paths.len());
@@ -319,20 +344,12 @@ pub fn run(
     seed: u64,
     cell: &str,
 ) -> Result<Measured, Unavailable> {
-    let prepared = upstream::prepare(UPSTREAM)?;
-    let dir = toolchain::cell_folder(&prepared, cell)?;
-    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
-    write_split(&dir, train, test).map_err(&fail)?;
-    let program = prepared.root.join("IK/IK_OGD/SOL");
-    let timeout = upstream::settings().timeout_seconds;
-    let done = process::run(
-        Path::new(&program),
+    let (done, dir) = run_program(
+        cell,
+        &[("train.svm", train), ("test.svm", test)],
         &arguments(settings, seed),
-        &dir,
-        &[],
-        timeout,
-    )
-    .map_err(|e| fail(e.message))?;
+    )?;
+    let fail = |reason: String| Unavailable::new(UPSTREAM, reason);
     let printed = parse(&done.stdout).map_err(|e| fail(format!("{e}; {}", dir.display())))?;
     Ok(Measured {
         printed,
@@ -358,13 +375,12 @@ pub struct OnlinePrinted {
     pub final_seconds: f64,
 }
 
-/// What one run of the online mode printed, and its process's CPU and wall seconds (reading
-/// and building included).
+/// What one run of the online mode printed, and its process's CPU seconds (reading and
+/// building included).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OnlineMeasured {
     pub printed: OnlinePrinted,
     pub cpu_seconds: f64,
-    pub wall_seconds: f64,
 }
 
 /// Parses the online mode's output: `Accuracy: A`, `Time : T` and `# Pts: n` per tested block
@@ -487,19 +503,11 @@ pub fn run_online(
             stream.len()
         )));
     }
-    let prepared = upstream::prepare(UPSTREAM)?;
-    let dir = toolchain::cell_folder(&prepared, cell)?;
-    std::fs::write(dir.join("stream.svm"), svmlight(stream))
-        .map_err(|e| fail(format!("cannot write stream.svm: {e}")))?;
-    let program = prepared.root.join("IK/IK_OGD/SOL");
-    let done = process::run(
-        Path::new(&program),
+    let (done, dir) = run_program(
+        cell,
+        &[("stream.svm", stream)],
         &online_arguments(settings, seed, initial_block),
-        &dir,
-        &[],
-        upstream::settings().timeout_seconds,
-    )
-    .map_err(|e| fail(e.message))?;
+    )?;
     let printed =
         parse_online(&done.stdout).map_err(|e| fail(format!("{e}; {}", dir.display())))?;
     check_online(&printed, stream.len(), initial_block)
@@ -507,7 +515,6 @@ pub fn run_online(
     Ok(OnlineMeasured {
         printed,
         cpu_seconds: done.cpu_seconds,
-        wall_seconds: done.wall_seconds,
     })
 }
 

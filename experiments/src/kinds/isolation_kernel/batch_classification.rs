@@ -277,17 +277,19 @@ fn batch(d: &BinarySplit, params: &BatchParams, ctx: &CellContext) -> Result<Vec
     let choice = choose_psi(p, &d.train, &order, &mut ctx.rng("cv"))?;
     ctx.progress(1, 3);
     let built = Clock::start();
+    // The training set checked once, for the build and the training.
+    let train = d.train.checked()?;
     let mut learner = Classifier::build(
         &p.chosen(&choice),
         choice.psi,
-        &d.train,
+        &train,
         &mut ctx.rng("partitionings"),
     )?;
     let build_seconds = built.wall();
     let build_cpu = built.cpu();
     let wall = Clock::start();
     let clock = Clock::start();
-    let mistakes = learner.train(&d.train.checked()?, &order)?;
+    let mistakes = learner.train(&train, &order)?;
     let train_seconds = clock.cpu();
     ctx.progress(2, 3);
     let clock = Clock::start();

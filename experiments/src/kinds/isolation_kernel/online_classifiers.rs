@@ -533,13 +533,13 @@ impl Classifier {
     pub fn build(
         p: &LearnerParams,
         psi: usize,
-        fit: &Examples,
+        fit: &Checked,
         rng: &mut ChaCha8Rng,
     ) -> Result<Self> {
         let method = p.method();
         let dim = fit.dim();
         if method.isolation() {
-            let rows = fit.rows()?;
+            let rows = fit.rows();
             if psi > fit.len() {
                 bail!(
                     "psi = {psi} exceeds the {} examples the partitionings are drawn from",
@@ -813,16 +813,16 @@ fn held_out_accuracy(
     held: &[usize],
     seed: [u8; 32],
 ) -> Result<f64> {
+    let ex = ex.checked()?;
     // Only IK draws from the examples it is built on; the others need their dimension.
     let subset;
     let fit = if p.method().isolation() {
         subset = ex.subset(kept);
-        &subset
+        subset.checked()?
     } else {
         ex
     };
-    let mut learner = Classifier::build(p, psi, fit, &mut ChaCha8Rng::from_seed(seed))?;
-    let ex = ex.checked()?;
+    let mut learner = Classifier::build(p, psi, &fit, &mut ChaCha8Rng::from_seed(seed))?;
     learner.train(&ex, kept)?;
     Ok(learner.test(&ex, held)? as f64 / held.len() as f64)
 }
@@ -1094,7 +1094,7 @@ mod tests {
             let p: LearnerParams =
                 serde_json::from_value(serde_json::json!({"method": method, "psi": 16, "t": 20}))
                     .unwrap();
-            let build = || Classifier::build(&p, 16, &ex, &mut ChaCha8Rng::seed_from_u64(4));
+            let build = || Classifier::build(&p, 16, &all, &mut ChaCha8Rng::seed_from_u64(4));
             let (mut once, mut twice) = (build().unwrap(), build().unwrap());
             let (mut correct, mut mistakes) = ([0; 2], [0; 2]);
             for block in ids.chunks(70) {
@@ -1120,7 +1120,7 @@ mod tests {
             let p: LearnerParams =
                 serde_json::from_value(serde_json::json!({"method": method, "psi": 8, "t": 5}))
                     .unwrap();
-            Classifier::build(&p, 8, &ex, &mut ChaCha8Rng::seed_from_u64(1)).unwrap()
+            Classifier::build(&p, 8, &all, &mut ChaCha8Rng::seed_from_u64(1)).unwrap()
         };
         let (mut ik, ogd) = (learner("ik_i"), learner("ogd"));
         let by_ogd = ogd.map(&all, &[0, 1]).unwrap();

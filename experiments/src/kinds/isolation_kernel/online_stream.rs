@@ -282,9 +282,10 @@ impl Kind for OnlineStream {
     }
 }
 
-/// The repetition's stream: the shuffled order, cut to `stream_points`, with at least one
-/// example after the initial block.
-fn stream_order(all: &Examples, s: &Stream, ctx: &CellContext) -> Result<Vec<usize>> {
+/// The repetition's stream, its examples in stream order (as they arrive, and as the authors'
+/// program and our reader read them from the stream's text): the shuffled order, cut to
+/// `stream_points`, with at least one example after the initial block.
+fn stream_of(all: &Examples, s: &Stream, ctx: &CellContext) -> Result<Examples> {
     let mut order = ctx.shuffled(&(0..all.len()).collect::<Vec<_>>());
     if let Some(n) = s.stream_points {
         order.truncate(n);
@@ -296,7 +297,7 @@ fn stream_order(all: &Examples, s: &Stream, ctx: &CellContext) -> Result<Vec<usi
             order.len()
         );
     }
-    Ok(order)
+    Ok(all.subset(&order))
 }
 
 /// One cell of the authors' online mode on the repetition's stream (its rows in stream order,
@@ -308,13 +309,12 @@ fn by_authors(
     ctx: &CellContext,
 ) -> Result<Vec<Row>> {
     let s = &params.own;
-    let order = stream_order(all, s, ctx)?;
-    let stream = all.subset(&order);
+    let stream = stream_of(all, s, ctx)?;
     let settings = authors::Settings::of(learner, &params.learner);
     let seed: u64 = rand::Rng::random(&mut ctx.rng("partitionings"));
     let cell = format!("online-{}-{seed:016x}", params.learner.method);
     let m = authors::run_online(&stream, &settings, s.initial_block, seed, &cell)?;
-    Ok(authors_rows(&m, s, order.len(), settings.psi))
+    Ok(authors_rows(&m, s, stream.len(), settings.psi))
 }
 
 /// The rows of a run of the authors' online mode on a stream of `n` examples: one per
@@ -361,10 +361,9 @@ fn authors_rows(m: &authors::OnlineMeasured, s: &Stream, n: usize, psi: usize) -
 /// One cell, on a thread of its own (its CPU clock holds all the work, aNNE mapping included).
 fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Result<Vec<Row>> {
     let (p, s) = (&params.learner, &params.own);
-    // The examples in stream order, as they arrive (and as our reader gives them back from
-    // the stream's text): the learners then read them one after another, not scattered over
-    // the data set's own order (the same examples in the same order, so the same numbers).
-    let stream = all.subset(&stream_order(all, s, ctx)?);
+    // The examples in stream order: the learners read them one after another, not scattered
+    // over the data set's own order (the same examples in the same order, so the same numbers).
+    let stream = stream_of(all, s, ctx)?;
     let all = &stream;
     let read_seconds = if s.read_text {
         Some(authors::read_back(&[all])?)
@@ -376,18 +375,20 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
     let choice = choose_psi(p, all, initial, &mut ctx.rng("cv"))?;
     let built = std::time::Instant::now();
     let build_clock = Clock::start();
+    // The inputs checked once for the whole stream, not at every block.
+    let all = all.checked()?;
     // IK draws its partitionings from the initial block only; OGD and NOGD need the dimension.
     let block;
     let fit = if p.method().isolation() {
         block = all.subset(initial);
-        &block
+        block.checked()?
     } else {
         all
     };
     let mut learner = Classifier::build(
         &p.chosen(&choice),
         choice.psi,
-        fit,
+        &fit,
         &mut ctx.rng("partitionings"),
     )?;
     let build_seconds = built.elapsed().as_secs_f64();
@@ -397,8 +398,6 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
     let mut train_seconds = 0.0;
     let mut test_seconds = 0.0;
     let part = Clock::start();
-    // The inputs checked once for the whole stream, not at every block.
-    let all = all.checked()?;
     learner.train(&all, initial)?;
     train_seconds += part.cpu();
 
@@ -530,7 +529,6 @@ mod tests {
         let m = authors::OnlineMeasured {
             printed,
             cpu_seconds: 1.5,
-            wall_seconds: 1.6,
         };
         let s: Stream = serde_json::from_value(serde_json::json!({
             "initial_block": 1024, "block_size": 256, "checkpoints": 3
