@@ -255,5 +255,41 @@ fn online(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, mapping, mapping_block, build, online);
+/// IK-OGD's primal learner (spec §6) on pre-mapped index vectors: one pass of updates over
+/// 10,000 rows (`ik_ogd/train`), then the predictions of those rows at once (`ik_ogd/predict`),
+/// t = 100, η = 0.5 (the paper's), ψ ∈ {32, 256}; cells uniform at random, labels random, so
+/// most rows violate the margin. Throughput in rows.
+fn ik_ogd(c: &mut Criterion) {
+    use isolation_kernel::IkOgd;
+    use kernel_core::OnlineLearner;
+    let (n, t) = (10_000, 100);
+    let mut group = c.benchmark_group("ik_ogd");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(n as u64));
+    for psi in [32usize, 256] {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let phi: Vec<u32> = (0..n * t)
+            .map(|_| rng.random_range(0..psi as u32))
+            .collect();
+        let y = labels(n, 6);
+        let trained = || {
+            let mut learner = IkOgd::new(t, psi, PAPER_ETA).unwrap();
+            for (row, &c) in phi.chunks(t).zip(&y) {
+                learner.update(row, c).unwrap();
+            }
+            learner
+        };
+        group.bench_function(BenchmarkId::new("train", format!("psi{psi}_t{t}")), |b| {
+            b.iter(trained)
+        });
+        let learner = trained();
+        let mut out = vec![0.0; n];
+        group.bench_function(BenchmarkId::new("predict", format!("psi{psi}_t{t}")), |b| {
+            b.iter(|| learner.predict_rows(&phi, &mut out).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, mapping, mapping_block, build, online, ik_ogd);
 criterion_main!(benches);
