@@ -1,4 +1,4 @@
-//! Criterion benchmarks of the two hot loops of the Isolation Kernel experiments.
+//! Criterion benchmarks of the hot loops of the Isolation Kernel experiments.
 //!
 //! `mapping/*`: φ(x) ∈ [0, ψ)^t of 10,000 points with t = 100 isolation trees (spec §3, §4),
 //! one [`IsolationKernel::index_into`] per point on one thread, for dense 22-d points (shaped like
@@ -8,7 +8,9 @@
 //! 3,000 such points with random labels (most become support vectors); `nogd/*`: predictions
 //! of NOGD (b = 100, r = 20, spec §7.2) after the switch, trained on that stream, for the 3,000
 //! points. Throughput in kernel evaluations, so ns per evaluation = 1 / throughput (NOGD's
-//! includes z = M·k).
+//! includes z = M·k). `ik_ogd/*`: IK-OGD's primal learner on pre-mapped index vectors (t =
+//! 100, ψ ∈ {32, 256}): one pass of updates over 10,000 rows, then their predictions at once;
+//! throughput in rows.
 //! Compare results as ratios between commits on one machine.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
