@@ -92,11 +92,18 @@ const ROWS_AT_ONCE: usize = 4;
 /// g = ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` (t look-ups, no 1/t, D5), and when c·g < 1
 /// `w[i·ψ + φ_i(x)] += η·c` for i = 1..t. Hinge loss, constant η, no regularisation or
 /// averaging.
+///
+/// Every entry of w is a whole number k of steps η (the updates that added ±η to it), so while
+/// [`IkOgd::exact`] holds each partial sum of g is a double and g does not depend on the order
+/// of its t terms: the score is then summed in four independent chains (the same bits as the
+/// sum in order, a quarter of its chain of dependent additions).
 #[derive(Debug, Clone)]
 pub struct IkOgd {
     t: usize,
     psi: usize,
     eta: f64,
+    /// η's significand without its trailing zero bits (η = `eta_odd` · 2^E).
+    eta_odd: u64,
     w: Vec<f64>,
     lookups: Cell<u64>,
     n_updates: usize,
@@ -111,6 +118,7 @@ impl IkOgd {
             t,
             psi,
             eta,
+            eta_odd: odd_significand(eta),
             w: vec![0.0; t * psi],
             lookups: Cell::new(0),
             n_updates: 0,
@@ -120,6 +128,18 @@ impl IkOgd {
     /// A zero model for the index vectors of `kernel`.
     pub fn for_kernel(kernel: &IsolationKernel, eta: f64) -> Result<Self, IsolationError> {
         Self::new(kernel.t(), kernel.psi(), eta)
+    }
+
+    /// Whether every score is exact, whatever the order of its terms: with η = M·2^E (M odd)
+    /// and n updates so far, each entry of w is k·η with |k| ≤ n and every partial sum of a
+    /// score is K·η with |K| ≤ t·n; when M·t·n < 2^53, K·M fits a double's 53-bit significand
+    /// (η > 0, so no K·η falls below the subnormals' range; and none is near overflow, also
+    /// checked), every addition is exact and g = K·η in any order. Holds for the paper's η = 0.5 (M = 1) on
+    /// any stream shorter than 2^53 / t; not for η = 0.37 (M of 52 bits) after one update.
+    pub fn exact(&self) -> bool {
+        let tn = self.t as u128 * self.n_updates as u128;
+        // And no K·η near overflow (only a huge η could get there).
+        u128::from(self.eta_odd) * tn < (1 << 53) && self.eta * (tn as f64 + 1.0) < 2f64.powi(1000)
     }
 
     /// The weight vector w (length tψ; entry i·ψ + j belongs to cell j of partitioning i).
@@ -184,7 +204,11 @@ impl IkOgd {
             dot_naive(&self.w, self.psi, phi)
         } else {
             self.lookups.set(self.lookups.get() + self.t as u64);
-            dot(&self.w, self.psi, phi)
+            if self.exact() {
+                dot_reassociated(&self.w, self.psi, phi)
+            } else {
+                dot(&self.w, self.psi, phi)
+            }
         })
     }
 
@@ -200,6 +224,37 @@ impl IkOgd {
         }
         Ok(g)
     }
+}
+
+/// M of a positive finite `x` = M·2^E with M odd: its significand (with the implicit bit of a
+/// normal number) without its trailing zero bits.
+fn odd_significand(x: f64) -> u64 {
+    let bits = x.to_bits();
+    let fraction = bits & ((1 << 52) - 1);
+    let significand = if (bits >> 52) & 0x7ff == 0 {
+        fraction
+    } else {
+        fraction | (1 << 52)
+    };
+    significand >> significand.trailing_zeros().min(63)
+}
+
+/// [`dot`] in four independent partial sums, added pairwise at the end: the same value as
+/// [`dot`] only where every partial sum is exact ([`IkOgd::exact`]).
+fn dot_reassociated(w: &[f64], psi: usize, phi: &[u32]) -> f64 {
+    let mut sums = [0.0; 4];
+    let mut quads = phi.chunks_exact(4);
+    let mut at = 0;
+    for quad in &mut quads {
+        for (j, (sum, &c)) in sums.iter_mut().zip(quad).enumerate() {
+            *sum += w[at + j * psi + c as usize];
+        }
+        at += 4 * psi;
+    }
+    for (j, &c) in quads.remainder().iter().enumerate() {
+        sums[j] += w[at + j * psi + c as usize];
+    }
+    (sums[0] + sums[1]) + (sums[2] + sums[3])
 }
 
 impl OnlineLearner for IkOgd {
@@ -517,6 +572,46 @@ pub(crate) mod tests {
             .filter(|(r, &c)| label(learner.predict_one(r).unwrap()) == c)
             .count();
         assert!(correct as f64 > 0.8 * y.len() as f64, "{correct}");
+    }
+
+    /// With a dyadic η the score summed in four chains is the sum in order, bit for bit, at
+    /// every step of a stream (the exactness bound holds); with η = 0.37 the bound fails after
+    /// the first update and the learner sums in order. η's odd significand is M of η = M·2^E.
+    #[test]
+    fn scores_summed_in_chains_are_the_sums_in_order_while_exact() {
+        assert_eq!(
+            [0.5, 0.375, 3.0, 1.0, 5e-324, 0.37].map(odd_significand)[..5],
+            [1, 3, 3, 1, 1]
+        );
+        assert!(odd_significand(0.37) > 1 << 50);
+        let (t, psi) = (30, 16);
+        let (phi, y) = indexed(t, psi, 4);
+        for (eta, dyadic) in [(PAPER_ETA, true), (0.375, true), (3.0, true), (0.37, false)] {
+            let mut learner = IkOgd::new(t, psi, eta).unwrap();
+            assert!(learner.exact());
+            let mut chains = 0;
+            for (row, &c) in phi.chunks(t).zip(&y) {
+                let in_order = dot(learner.weights(), psi, row);
+                chains += usize::from(learner.exact());
+                assert_eq!(
+                    learner.update(row, c).unwrap().to_bits(),
+                    in_order.to_bits()
+                );
+            }
+            assert!(learner.support_vectors() > 10);
+            assert_eq!(learner.exact(), dyadic, "{eta}");
+            // Every row of the stream scored in four chains (dyadic), or only before the first
+            // update (0.37).
+            assert_eq!(chains == y.len(), dyadic, "{eta}");
+            // The reassociated sum differs from the sum in order somewhere when not exact: the
+            // test above would catch a learner that took it.
+            if !dyadic {
+                let w = learner.weights();
+                assert!(phi
+                    .chunks(t)
+                    .any(|r| dot(w, psi, r).to_bits() != dot_reassociated(w, psi, r).to_bits()));
+            }
+        }
     }
 
     /// The rows' scores at once are `predict_one`'s bits row by row (whole groups of four and a
