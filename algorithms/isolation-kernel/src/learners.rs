@@ -134,8 +134,9 @@ impl IkOgd {
     /// and n updates so far, each entry of w is k·η with |k| ≤ n and every partial sum of a
     /// score is K·η with |K| ≤ t·n; when M·t·n < 2^53, K·M fits a double's 53-bit significand
     /// (η > 0, so no K·η falls below the subnormals' range; and none is near overflow, also
-    /// checked), every addition is exact and g = K·η in any order. Holds for the paper's η = 0.5 (M = 1) on
-    /// any stream shorter than 2^53 / t; not for η = 0.37 (M of 52 bits) after one update.
+    /// checked), every addition is exact and g = K·η in any order. Holds for the paper's
+    /// η = 0.5 (M = 1) on any stream shorter than 2^53 / t; not for η = 0.37 (M of 52 bits)
+    /// after one update.
     pub fn exact(&self) -> bool {
         let tn = self.t as u128 * self.n_updates as u128;
         // And no K·η near overflow (only a huge η could get there).
@@ -163,9 +164,10 @@ impl IkOgd {
     }
 
     /// [`OnlineLearner::predict_one`] of every row of `phis` (rows of t indices, one after
-    /// another) into `out`: each row's g summed in the same order as `predict_one`, so the same
-    /// bits, but [`ROWS_AT_ONCE`] rows at a time, so that their chains of dependent additions
-    /// overlap (a row's t additions alone wait on each other).
+    /// another) into `out`: each row's g summed in order, so the bits of `predict_one` (which
+    /// sums in four chains only while that gives the same bits, [`Self::exact`]), but
+    /// [`ROWS_AT_ONCE`] rows at a time, so that their chains of dependent additions overlap (a
+    /// row's t additions alone wait on each other).
     pub fn predict_rows(&self, phis: &[u32], out: &mut [f64]) -> Result<(), IsolationError> {
         let (t, psi) = (self.t, self.psi);
         if phis.len() != out.len() * t {
@@ -620,8 +622,16 @@ pub(crate) mod tests {
     fn predict_rows_gives_the_bits_of_predict_one() {
         let (t, psi) = (30, 16);
         let (phi, y) = indexed(t, psi, 2);
-        let mut learner = IkOgd::new(t, psi, 0.37).unwrap();
-        for (row, &c) in phi.chunks(t).zip(&y).take(700) {
+        // 0.37: both sum in order; 0.5: predict_one sums in four chains (exact), predict_rows
+        // in order.
+        for eta in [0.37, PAPER_ETA] {
+            predict_rows_matches(t, psi, &phi, &y, eta);
+        }
+    }
+
+    fn predict_rows_matches(t: usize, psi: usize, phi: &[u32], y: &[f64], eta: f64) {
+        let mut learner = IkOgd::new(t, psi, eta).unwrap();
+        for (row, &c) in phi.chunks(t).zip(y).take(700) {
             learner.update(row, c).unwrap();
         }
         for rows in [0, 1, 4, 7, 800] {

@@ -727,6 +727,7 @@ impl Classifier {
         }
         Ok(correct)
     }
+
     /// CPU seconds (of the calling thread) spent mapping rows to φ(x) so far; `None` for the
     /// learners on a kernel (OGD, NOGD).
     pub fn map_seconds(&self) -> Option<f64> {
