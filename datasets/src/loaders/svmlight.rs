@@ -16,13 +16,14 @@
 //! name the line and the token (both 1-based; the label is token 1) and come in file order; a
 //! line that is not UTF-8 is an error.
 //!
-//! The text is read in blocks of about 1 MiB of whole lines, each checked for UTF-8 once and
-//! then scanned byte by byte, with no allocation per line. The common token, `digits:number`
-//! with a short decimal such as `-7.31854e-1`, takes an exact fast path (Clinger's, see
-//! `fast_f64`); any other token goes through the general rules and `str::parse`. When the
-//! size of the text is known (a file that is not gzip), the matrix is allocated at once from
-//! the density of the first block. The line-by-line reader this replaced is kept in the tests
-//! as the reference the fast one must match.
+//! The text is read in blocks of about 1 MiB of whole lines and scanned byte by byte, with no
+//! allocation per line. The common line (a label, then `index:value` entries after single
+//! spaces with increasing indices and short decimals such as `-7.31854e-1`) is read in one
+//! pass with an exact fast path for its numbers (Clinger's, see `fast_f64`); any other line is
+//! checked for UTF-8 and read by the general rules, its numbers by `str::parse` unless the
+//! fast path reads them. When the size of the text is known (a file that is not gzip), the
+//! matrix is allocated at once from the density of the first block. The line-by-line reader
+//! this replaced is kept in the tests as the reference the fast one must match.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -211,33 +212,97 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses whole lines: every line of `bytes` ends with `\n` except perhaps the last, which
-    /// is then the last line of the input.
+    /// is then the last line of the input. A line of the common form goes through
+    /// [`Self::common_line`]; any other through [`Self::line`], after its UTF-8 check.
     fn lines(&mut self, bytes: &[u8]) -> Result<(), DatasetError> {
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                // The lines before the bad byte are fine and come first.
-                let bad = e.valid_up_to();
-                let start = memchr::memrchr(b'\n', &bytes[..bad]).map_or(0, |i| i + 1);
-                self.lines(&bytes[..start])?;
-                self.line_no += 1;
-                return Err(self.err(1, "not valid UTF-8".into()));
-            }
+        // bytes[..complete]: the lines that end with '\n'.
+        let complete = match bytes.last() {
+            Some(b'\n') => bytes.len(),
+            _ => memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1),
         };
-        let mut rest = text;
-        while !rest.is_empty() {
-            let line = match memchr::memchr(b'\n', rest.as_bytes()) {
-                Some(i) => {
-                    let line = &rest[..i];
-                    rest = &rest[i + 1..];
-                    line
-                }
-                None => std::mem::take(&mut rest),
-            };
-            self.line_no += 1;
-            self.line(line)?;
+        let (whole, last) = bytes.split_at(complete);
+        let mut pos = 0;
+        while pos < whole.len() {
+            if let Some(next) = self.common_line(whole, pos) {
+                pos = next;
+                continue;
+            }
+            // There is a '\n' at the end of `whole`.
+            let end = memchr::memchr(b'\n', &whole[pos..]).map_or(whole.len(), |i| pos + i);
+            self.other_line(&whole[pos..end])?;
+            pos = end + 1;
+        }
+        if !last.is_empty() {
+            self.other_line(last)?;
         }
         Ok(())
+    }
+
+    /// A line (without its `\n`) by the general rules: [`Self::line`] if it is UTF-8.
+    fn other_line(&mut self, line: &[u8]) -> Result<(), DatasetError> {
+        self.line_no += 1;
+        match std::str::from_utf8(line) {
+            Ok(line) => self.line(line),
+            Err(_) => Err(self.err(1, "not valid UTF-8".into())),
+        }
+    }
+
+    /// The common line at `b[start..]` (`b` ends with `\n`): a label at the start, then
+    /// entries `index:value`, each after one space, up to the `\n`; the label and the values
+    /// numbers that [`fast_f64`] reads, the indices at most 18 digits and increasing, none
+    /// above the limit. Stores the row and returns where the next line starts; for any other
+    /// line stores nothing and returns `None` (then [`Self::line`] decides). What it stores is
+    /// what [`Self::line`] would: the same numbers (both read them by [`fast_f64`]), and an
+    /// increasing row needs none of its other checks. Scanned byte by byte: the branches of
+    /// such a scan are predicted, which measured faster than finding the tokens first.
+    #[inline(always)]
+    fn common_line(&mut self, b: &[u8], start: usize) -> Option<usize> {
+        let (label, len) = fast_f64(&b[start..])?;
+        let row_start = self.indices.len();
+        let mut row_max = 0;
+        let mut i = start + len;
+        loop {
+            // b ends with '\n', and no step below goes past a '\n'.
+            match b[i] {
+                b' ' => i += 1,
+                b'\n' => break,
+                _ => return self.drop_row(row_start),
+            }
+            let digits = i;
+            let mut idx = 0usize;
+            while b[i].is_ascii_digit() {
+                idx = idx.wrapping_mul(10).wrapping_add(usize::from(b[i] - b'0'));
+                i += 1;
+            }
+            // At most 18 digits: no wrap.
+            if b[i] != b':' || i == digits || i - digits > 18 || idx <= row_max || idx > self.limit
+            {
+                return self.drop_row(row_start);
+            }
+            let Some((val, len)) = fast_f64(&b[i + 1..]) else {
+                return self.drop_row(row_start);
+            };
+            i += 1 + len;
+            row_max = idx;
+            // An explicit zero is dropped (its index counts, as in `store`).
+            if val != 0.0 {
+                self.indices.push((idx - 1) as u32);
+                self.values.push(val);
+            }
+        }
+        self.line_no += 1;
+        self.labels.push(label);
+        self.indptr.push(self.indices.len());
+        self.max_index = self.max_index.max(row_max);
+        Some(i + 1)
+    }
+
+    /// Drops the entries of a row [`Self::common_line`] leaves to the general rules.
+    #[cold]
+    fn drop_row(&mut self, row_start: usize) -> Option<usize> {
+        self.indices.truncate(row_start);
+        self.values.truncate(row_start);
+        None
     }
 
     /// Parses one line (without its `\n`). Tokens are the runs of bytes that are neither ASCII
@@ -510,6 +575,7 @@ const POW10: [f64; 23] = [
 /// rounded value: the same bits as `str::parse`, which takes this path itself. Returns the
 /// value and the number of bytes read, or `None` when the number at the start is not of this
 /// kind (then `str::parse` decides). What follows the number is the caller's business.
+#[inline(always)]
 fn fast_f64(s: &[u8]) -> Option<(f64, usize)> {
     let (negative, mut i) = match s.first() {
         Some(b'-') => (true, 1),
@@ -929,6 +995,16 @@ mod tests {
             b"1 :1\n",
             b"1 1:\n",
             b"1 5\n",
+            // Lines that start in the common form and leave it: their entries so far are
+            // dropped and the general rules read the whole line.
+            b"-1 1:1 3:2.5e-1 2:4\n+1 1:1\n",
+            b"1 1:1 2:0 2:1\n1 2:1\n",
+            b"1 1:1 2:2  3:3\n1 1:1 2:2 \n1 1:1 2:2\t3:3\n",
+            b"1 1:1 2:2 3:x\n",
+            b"1 1:1 2:2 1234567890123456789:3\n1 1:1 2:1e400\n",
+            b"1 1:1 2:2#c\n1 1:1 5:1\n",
+            b"1 1:1 2:2 qid:3 4:4\n",
+            b"1.5e0 1:1 2:-0 3:0.0 4:1\n2 1:1 2:\xc3\xa9\n",
         ];
         for text in cases {
             for n in [None, Some(0), Some(3), Some(4294967296)] {
