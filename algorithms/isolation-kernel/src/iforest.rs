@@ -21,6 +21,7 @@ use ndarray::ArrayView1;
 use rand::Rng;
 
 use crate::input::{Point, Rows, DENSIFY_LIMIT};
+use crate::ranked::RankedForest;
 
 /// Attribute draws from the candidate list before the node's non-constant attributes are listed.
 pub const REJECTION_TRIES: usize = 4;
@@ -28,10 +29,6 @@ pub const REJECTION_TRIES: usize = 4;
 /// Rows walked together by [`IsolationTree::leaves_of_block`]: independent walks interleaved,
 /// so that their loads overlap instead of each level waiting for the one before.
 const LANES: usize = 16;
-
-/// Trees with at most this many leaves map a block by bit vectors (QuickScorer, Lucchese et
-/// al., SIGIR 2015) instead of walks: one `u64` of candidate leaves per row.
-const BITVECTOR_LEAVES: usize = 64;
 
 /// One node of an [`IsolationTree`]: a split `x_attr < split` (left, node k + 1) with its right
 /// child `next`, or a leaf: `split` NaN, `attr` 0 and `next` = k itself, so that one more step
@@ -73,22 +70,6 @@ pub struct IsolationTree {
     max_attr: usize,
     /// Row numbers (in the data the tree was built from) of the subsample 𝒟_i, in draw order.
     sample: Vec<usize>,
-    /// With at most [`BITVECTOR_LEAVES`] leaves: the split nodes as bit vectors.
-    false_masks: Option<FalseMasks>,
-}
-
-/// The split nodes of a tree of at most 64 leaves for QuickScorer's traversal: per split node,
-/// its attribute, its split and the leaves a point that does *not* go left (`x_a < s` false)
-/// can still reach, as a bit mask over the leaf ids (all bits but those of the node's left
-/// subtree). A point's exit leaf is the lowest bit of the AND of the masks of its false nodes:
-/// that leaf is never cleared (a node clearing it would have sent the point left), and any leaf
-/// left of it is cleared by the nearest common ancestor of the two (where the point went
-/// right). The same comparisons as the walk, so the same leaves.
-#[derive(Debug, Clone, PartialEq)]
-struct FalseMasks {
-    attr: Vec<u32>,
-    split: Vec<f64>,
-    mask: Vec<u64>,
 }
 
 impl IsolationTree {
@@ -115,7 +96,6 @@ impl IsolationTree {
             n_leaves: 0,
             max_attr: 0,
             sample,
-            false_masks: None,
         };
         let mut stack = vec![Task {
             lo: 0,
@@ -172,35 +152,33 @@ impl IsolationTree {
                 }
             }
         }
-        tree.false_masks = tree.false_masks();
         tree
     }
 
-    /// The bit vectors of a tree of at most [`BITVECTOR_LEAVES`] leaves, else `None`.
-    fn false_masks(&self) -> Option<FalseMasks> {
-        if self.n_leaves as usize > BITVECTOR_LEAVES {
-            return None;
-        }
-        // leaves_before[k]: the leaves among nodes 0..k (leaf ids follow the node order).
+    /// The split nodes, each as `(attribute, split, lo, hi)` where its left subtree holds the
+    /// leaves lo..hi (leaf ids follow the node order), for the bit vectors of
+    /// [`crate::ranked`] (QuickScorer): a point that does *not* go left at a node cannot reach
+    /// those leaves, and its exit leaf is the lowest leaf no such node clears (that leaf is
+    /// never cleared, since a node clearing it would have sent the point left, and any leaf
+    /// left of it is cleared by the nearest common ancestor of the two, where the point went
+    /// right). The same comparisons as the walk, so the same leaves.
+    pub(crate) fn splits_with_left_leaves(&self) -> Vec<(u32, f64, u32, u32)> {
+        // leaves_before[k]: the leaves among nodes 0..k.
         let mut leaves_before = Vec::with_capacity(self.nodes.len() + 1);
         leaves_before.push(0u32);
         for node in &self.nodes {
             leaves_before.push(leaves_before.last().unwrap() + u32::from(node.is_leaf()));
         }
-        let mut masks = FalseMasks {
-            attr: Vec::new(),
-            split: Vec::new(),
-            mask: Vec::new(),
-        };
-        for (k, node) in self.nodes.iter().enumerate().filter(|(_, n)| !n.is_leaf()) {
-            // The left subtree is nodes k + 1 .. next: leaves lo .. hi, 1 <= hi - lo < 64.
-            let (lo, hi) = (leaves_before[k + 1], leaves_before[node.next as usize]);
-            let left = ((1u64 << (hi - lo)) - 1) << lo;
-            masks.attr.push(node.attr);
-            masks.split.push(node.split);
-            masks.mask.push(!left);
-        }
-        Some(masks)
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_leaf())
+            .map(|(k, node)| {
+                // The left subtree is nodes k + 1 .. next.
+                let (lo, hi) = (leaves_before[k + 1], leaves_before[node.next as usize]);
+                (node.attr, node.split, lo, hi)
+            })
+            .collect()
     }
 
     /// φ_i(x): the leaf id of the cell holding `x` (descend left while `x_a < s`). `x` must have
@@ -223,11 +201,9 @@ impl IsolationTree {
     /// attribute a of row r is `block[g·LANES·dim + a·LANES + l]` with r = g·LANES + l (dim =
     /// the tree's dimension, the block a whole number of groups). The leaf id of each of its
     /// first `rows` rows goes to `out[r·stride]` (the others are padding). The same leaves as
-    /// [`Self::leaf_of`] (the same comparisons): a tree of at most [`BITVECTOR_LEAVES`] leaves
-    /// by its [`FalseMasks`], every split node tested on [`LANES`] rows at once with the
-    /// processor's vectors; a larger one walked [`LANES`] rows at a time, each step moving
-    /// every lane one level down with a conditional move instead of a branch (a lane on a leaf
-    /// stays there), until a step moves none.
+    /// [`Self::leaf_of`] (the same comparisons): walked [`LANES`] rows at a time, each step
+    /// moving every lane one level down with a conditional move instead of a branch (a lane on
+    /// a leaf stays there), until a step moves none.
     pub(crate) fn leaves_of_block(
         &self,
         block: &[f64],
@@ -242,9 +218,6 @@ impl IsolationTree {
                 && rows * dim <= block.len(),
             "internal error: a block of rows narrower than the tree, or not whole groups"
         );
-        if let Some(masks) = &self.false_masks {
-            return masked_leaves_of_block(masks, block, dim, rows, out, stride);
-        }
         let nodes = self.nodes.as_ptr();
         for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
             let first = g * LANES;
@@ -331,162 +304,24 @@ pub(crate) fn leaves_into<P: Point>(trees: &[IsolationTree], x: &P, dim: usize, 
     }
 }
 
-kernel_core::widest_vectors! {
-    /// [`IsolationTree::leaves_of_block`] of a tree with masks `masks` (its checks done),
-    /// compiled for the widest vector unit the processor has (comparisons and ANDs only: the
-    /// same bits at any width).
-    fn masked_leaves_of_block(
-        masks: &FalseMasks,
-        block: &[f64],
-        dim: usize,
-        rows: usize,
-        out: &mut [u32],
-        stride: usize,
-    );
-    body exit_leaves;
-    tier exit_leaves_avx512 = "avx512f" if "avx512f";
-    fallback exit_leaves_below_avx512;
-}
-
-/// [`exit_leaves`] where the processor has no AVX-512: by AVX2 intrinsics where it has AVX2,
-/// else the portable loop. (LLVM compiles the portable loop's select for AVX2 into a movemask
-/// and 16 scalar conditional moves per node, 5x slower than the intrinsics on a Zen 3.)
-fn exit_leaves_below_avx512(
-    masks: &FalseMasks,
-    block: &[f64],
-    dim: usize,
-    rows: usize,
-    out: &mut [u32],
-    stride: usize,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2 (detected just above).
-        return unsafe { exit_leaves_avx2(masks, block, dim, rows, out, stride) };
-    }
-    exit_leaves(masks, block, dim, rows, out, stride)
-}
-
-/// [`exit_leaves`] by AVX2 intrinsics: the 16 rows' candidate sets in four registers of four
-/// lanes; per split node a comparison (ordered `<`, false for NaN as Rust's `<`) gives all ones
-/// in the lanes that pass left, ORed with the node's mask and ANDed into the sets. The same
-/// comparisons and bit operations as [`exit_leaves`], so the same leaves. Call only where the
-/// processor has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn exit_leaves_avx2(
-    masks: &FalseMasks,
-    block: &[f64],
-    dim: usize,
-    rows: usize,
-    out: &mut [u32],
-    stride: usize,
-) {
-    use std::arch::x86_64::{
-        __m256d, _mm256_and_pd, _mm256_castpd_si256, _mm256_castsi256_pd, _mm256_cmp_pd,
-        _mm256_loadu_pd, _mm256_or_pd, _mm256_set1_epi64x, _mm256_set1_pd, _mm256_storeu_si256,
-        _CMP_LT_OQ,
-    };
-    const _: () = assert!(LANES == 16);
-    for_each_group(block, dim, rows, out, stride, |group| {
-        let all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-        let mut sets: [__m256d; 4] = [all; 4];
-        for ((&a, &s), &m) in masks.attr.iter().zip(&masks.split).zip(&masks.mask) {
-            let a = a as usize * LANES;
-            let column: &[f64; LANES] = group[a..a + LANES].try_into().unwrap();
-            let s = _mm256_set1_pd(s);
-            let m = _mm256_castsi256_pd(_mm256_set1_epi64x(m as i64));
-            for (k, set) in sets.iter_mut().enumerate() {
-                // SAFETY: four f64 at 4k..4k + 4 of a 16-element array.
-                let x = unsafe { _mm256_loadu_pd(column.as_ptr().add(4 * k)) };
-                let left = _mm256_cmp_pd::<_CMP_LT_OQ>(x, s);
-                *set = _mm256_and_pd(*set, _mm256_or_pd(left, m));
-            }
-        }
-        let mut leaves = [0u64; LANES];
-        for (k, set) in sets.iter().enumerate() {
-            // SAFETY: four u64 at 4k..4k + 4 of a 16-element array.
-            unsafe {
-                _mm256_storeu_si256(
-                    leaves.as_mut_ptr().add(4 * k).cast(),
-                    _mm256_castpd_si256(*set),
-                )
-            };
-        }
-        leaves
-    })
-}
-
-/// The exit leaves of the rows of `block` (laid out as [`IsolationTree::leaves_of_block`]
-/// says) by QuickScorer: per group of [`LANES`] rows, one candidate set per row, ANDed with
-/// the mask of every split node the row does not pass left; the exit leaf is its lowest bit.
-#[inline(always)]
-fn exit_leaves(
-    masks: &FalseMasks,
-    block: &[f64],
-    dim: usize,
-    rows: usize,
-    out: &mut [u32],
-    stride: usize,
-) {
-    for_each_group(block, dim, rows, out, stride, |group| {
-        let mut leaves = [u64::MAX; LANES];
-        for ((&a, &s), &m) in masks.attr.iter().zip(&masks.split).zip(&masks.mask) {
-            let a = a as usize * LANES;
-            let column: &[f64; LANES] = group[a..a + LANES].try_into().unwrap();
-            for (leaves, &x) in leaves.iter_mut().zip(column) {
-                *leaves &= if x < s { u64::MAX } else { m };
-            }
-        }
-        leaves
-    })
-}
-
-/// The loop shared by [`exit_leaves`] and its intrinsics: `candidates` gives the candidate sets
-/// of the [`LANES`] rows of a group (each a column of `group`, attribute by attribute), and the
-/// exit leaf of each of the first `rows` rows, its set's lowest bit, goes to
-/// `out[row * stride]`. Inlined into each caller, so that the closure is compiled for the
-/// caller's vector unit.
-#[inline(always)]
-fn for_each_group(
-    block: &[f64],
-    dim: usize,
-    rows: usize,
-    out: &mut [u32],
-    stride: usize,
-    mut candidates: impl FnMut(&[f64]) -> [u64; LANES],
-) {
-    for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
-        let first = g * LANES;
-        if first >= rows {
-            break;
-        }
-        let leaves = candidates(group);
-        for (lane, leaves) in leaves.iter().enumerate().take(rows - first) {
-            out[(first + lane) * stride] = leaves.trailing_zeros();
-        }
-    }
-}
-
 /// Bytes of densified rows walked through each tree before the next tree: the block stays in
 /// L2 beside a tree of up to ψ = 1024 leaves.
 const BLOCK_BYTES: usize = 64 * 1024;
 
-/// [`BLOCK_BYTES`] where every tree is read by its bit vectors: the block stays in L1 (32 KiB
-/// on the Zen 3 and Zen 4 measured), which every node of every tree reads a column of. On the
-/// Zen 3, dense 22-d rows, ψ = 32, the authors' trees (criterion `mapping_block`, 10,000 rows ×
-/// 100 trees): 3.3-3.7 ms against 4.1-4.4 ms with 64 KiB; ijcnn1's Table 5 cell at ψ = 32
-/// maps in 0.035-0.038 s against 0.045-0.048 s. The walks of larger trees gained nothing from
-/// smaller blocks.
-const MASKED_BLOCK_BYTES: usize = 16 * 1024;
-
 /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major), for dimensions up
-/// to [`DENSIFY_LIMIT`]: the rows are densified a block at a time and each tree walks the whole
-/// block ([`IsolationTree::leaves_of_block`]) before the next tree, so a tree's nodes are read
-/// from cache for every row of the block. The same leaves as [`leaves_into`] row by row; above
-/// the limit, that is what it does. `rows` must be valid and of the trees' dimension, every id
-/// below its row count, and `out` of the right length.
-pub(crate) fn leaves_of_rows(trees: &[IsolationTree], rows: Rows, ids: &[usize], out: &mut [u32]) {
+/// to [`DENSIFY_LIMIT`]: by the bit vectors of `ranked` (the ranked form of `trees`, when they
+/// have one) where the processor has AVX2; else the rows are densified a block at a time and
+/// each tree walks the whole block ([`IsolationTree::leaves_of_block`]) before the next tree,
+/// so a tree's nodes are read from cache for every row of the block. The same leaves as
+/// [`leaves_into`] row by row; above the limit, that is what it does. `rows` must be valid and
+/// of the trees' dimension, every id below its row count, and `out` of the right length.
+pub(crate) fn leaves_of_rows(
+    trees: &[IsolationTree],
+    ranked: Option<&RankedForest>,
+    rows: Rows,
+    ids: &[usize],
+    out: &mut [u32],
+) {
     let (t, dim) = (trees.len(), rows.dim());
     if dim > DENSIFY_LIMIT {
         for (o, &i) in out.chunks_exact_mut(t).zip(ids) {
@@ -497,17 +332,12 @@ pub(crate) fn leaves_of_rows(trees: &[IsolationTree], rows: Rows, ids: &[usize],
         }
         return;
     }
+    if ranked.is_some_and(|r| r.leaves_of_rows(rows, ids, out)) {
+        return;
+    }
     // Whole groups of LANES rows; the last block's padding rows hold finite values (walked,
     // not written).
-    // Small blocks for bit vectors where they still hold a few groups (a9a's 123 columns
-    // would leave one group of 16 rows a block; there the larger block measured no slower).
-    let masked = trees.iter().all(|tree| tree.false_masks.is_some());
-    let bytes = if masked && MASKED_BLOCK_BYTES >= 4 * 8 * dim * LANES {
-        MASKED_BLOCK_BYTES
-    } else {
-        BLOCK_BYTES
-    };
-    let per_block = (bytes / (8 * dim * LANES)).max(1) * LANES;
+    let per_block = (BLOCK_BYTES / (8 * dim * LANES)).max(1) * LANES;
     let mut block = vec![0.0; per_block * dim];
     for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
         let block = &mut block[..ids.len().div_ceil(LANES) * LANES * dim];
@@ -725,30 +555,44 @@ mod tests {
                         .collect::<Vec<_>>()
                 })
                 .collect();
+            // Walked, and by bit vectors where the trees have at most 64 leaves.
+            let ranked = RankedForest::new(&trees, d);
+            assert_eq!(
+                ranked.is_some(),
+                trees
+                    .iter()
+                    .all(|t| t.n_leaves() <= crate::ranked::MAX_LEAVES)
+            );
             for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
-                let mut out = vec![u32::MAX; ids.len() * trees.len()];
-                leaves_of_rows(&trees, rows, &ids, &mut out);
-                assert_eq!(out, expected);
+                for ranked in [None, ranked.as_ref()] {
+                    let mut out = vec![u32::MAX; ids.len() * trees.len()];
+                    leaves_of_rows(&trees, ranked, rows, &ids, &mut out);
+                    assert_eq!(out, expected);
+                }
             }
         }
     }
 
-    /// The bit vectors (trees of at most 64 leaves) and the walk (larger trees) give the
-    /// reference walk's leaves on a block, at the edges of the bit vector: trees of exactly 63,
-    /// 64 and 65 leaves (full isolation of distinct points), a single leaf, and rows with
-    /// values equal to the splits.
+    /// The bit vectors on ranks give the reference walk's leaves at their edges: trees of 1,
+    /// 16, 17, 32, 33, 63 and 64 leaves (full isolation of distinct points: 2 and 4 chunks of
+    /// leaves), dense and sparse rows (±0 among the values), rows exactly on the splits, a
+    /// count of rows that leaves a partial group and a partial block; a forest with a tree of
+    /// 65 leaves has no ranked form (it is walked).
     #[test]
-    fn bit_vectors_and_walks_agree_with_the_reference_walk_at_64_leaves() {
+    fn bit_vectors_on_ranks_agree_with_the_reference_walk() {
+        use crate::input::CsrRows;
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let d = 5;
-        // Values on a coarse grid, so that many rows sit exactly on a split.
-        let x = Array2::from_shape_fn((300, d), |_| f64::from(rng.random_range(0..12u8)) / 4.0);
-        let mut trees = Vec::new();
-        for (psi, seed) in [(63, 1), (64, 2), (65, 3), (1, 4)] {
+        // Values on a coarse grid, so that many rows sit exactly on a split; zeros of both signs.
+        let x = Array2::from_shape_fn((1500, d), |_| match rng.random_range(0..16u8) {
+            0 => -0.0,
+            v => f64::from(v - 4) / 4.0,
+        });
+        let tree_of = |psi: usize, seed: u64| {
             let mut sample = Vec::new();
             let mut seen = std::collections::HashSet::new();
             for i in 0..x.nrows() {
-                let key: Vec<u64> = x.row(i).iter().map(|v| v.to_bits()).collect();
+                let key: Vec<u64> = x.row(i).iter().map(|v| (v + 0.0).to_bits()).collect();
                 if sample.len() < psi && seen.insert(key) {
                     sample.push(i);
                 }
@@ -757,83 +601,49 @@ mod tests {
             let tree =
                 IsolationTree::build(&points, sample, None, &mut ChaCha8Rng::seed_from_u64(seed));
             assert_eq!(tree.n_leaves(), psi);
-            assert_eq!(tree.false_masks.is_some(), psi <= BITVECTOR_LEAVES);
-            trees.push(tree);
-        }
+            tree
+        };
+        let small: Vec<IsolationTree> = [1, 16, 17, 32]
+            .iter()
+            .map(|&p| tree_of(p, p as u64))
+            .collect();
+        let large: Vec<IsolationTree> = [33, 63, 64, 5, 1]
+            .iter()
+            .map(|&p| tree_of(p, p as u64))
+            .collect();
+        let mut too_large = large.clone();
+        too_large.push(tree_of(65, 65));
+        assert!(RankedForest::new(&too_large, d).is_none());
         // Splits are drawn in (min, max]: put some rows exactly on them.
-        let mut x = x;
-        for (i, node) in trees[1].nodes.iter().filter(|n| !n.is_leaf()).enumerate() {
-            x[[i, node.attr as usize]] = node.split;
-        }
-        let ids: Vec<usize> = (0..x.nrows()).rev().collect();
-        let mut out = vec![u32::MAX; ids.len() * trees.len()];
-        leaves_of_rows(&trees, Rows::Dense(x.view()), &ids, &mut out);
-        for (o, &i) in out.chunks_exact(trees.len()).zip(&ids) {
-            let row = x.row(i).to_vec();
-            let expected: Vec<u32> = trees.iter().map(|t| reference_leaf(t, 0, &row)).collect();
-            assert_eq!(o, &expected[..]);
-        }
-    }
-
-    /// Every compiled path of the bit-vector exit (the portable loop, the AVX2 intrinsics and
-    /// the AVX-512 build, those the processor has) gives the same leaves on the same block,
-    /// rows on the splits, NaN and ±0 included, and a last group that is not full.
-    #[test]
-    fn bit_vector_paths_agree() {
-        let mut rng = ChaCha8Rng::seed_from_u64(31);
-        let d = 4;
-        let x = Array2::from_shape_fn((200, d), |_| f64::from(rng.random_range(0..8u8)) / 2.0);
-        let points: Vec<ArrayView1<f64>> = (0..40).map(|i| x.row(i)).collect();
-        let tree = IsolationTree::build(
-            &points,
-            (0..40).collect(),
-            None,
-            &mut ChaCha8Rng::seed_from_u64(5),
-        );
-        let masks = tree
-            .false_masks
-            .as_ref()
-            .expect("a tree of at most 64 leaves");
-        // Splits are drawn in (min, max]: put rows 2.. on them, one split node each.
         let mut x = x.clone();
-        for (r, node) in (2..).zip(tree.nodes.iter().filter(|n| !n.is_leaf())) {
-            x[[r, node.attr as usize]] = node.split;
+        for (i, (a, s, _, _)) in large[2].splits_with_left_leaves().into_iter().enumerate() {
+            x[[i, a as usize]] = s;
         }
-        let rows: usize = 37;
-        let groups = rows.div_ceil(LANES);
-        let mut block = vec![0.0; groups * LANES * d];
-        for r in 0..rows {
-            for a in 0..d {
-                block[r / LANES * LANES * d + a * LANES + r % LANES] = match (r, a) {
-                    (0, _) => f64::NAN,
-                    (1, _) => -0.0,
-                    _ => x[[r, a]],
-                };
+        // Stored: the non-zeros and every third explicit zero.
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for (i, row) in x.rows().into_iter().enumerate() {
+            for (a, &v) in row.iter().enumerate() {
+                if v != 0.0 || (i + a) % 3 == 0 {
+                    indices.push(a as u32);
+                    values.push(v);
+                }
             }
+            indptr.push(indices.len());
         }
-        let mut want = vec![u32::MAX; rows];
-        exit_leaves(masks, &block, d, rows, &mut want, 1);
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                let mut got = vec![u32::MAX; rows];
-                unsafe { exit_leaves_avx2(masks, &block, d, rows, &mut got, 1) };
-                assert_eq!(got, want);
+        let csr = CsrRows::new(d, &indptr, &indices, &values).unwrap();
+        let ids: Vec<usize> = (0..x.nrows()).rev().chain(0..37).collect();
+        for trees in [&small, &large] {
+            let ranked = RankedForest::new(trees, d).expect("trees of at most 64 leaves");
+            for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
+                let mut out = vec![u32::MAX; ids.len() * trees.len()];
+                leaves_of_rows(trees, Some(&ranked), rows, &ids, &mut out);
+                for (o, &i) in out.chunks_exact(trees.len()).zip(&ids) {
+                    let row = x.row(i).to_vec();
+                    let expected: Vec<u32> =
+                        trees.iter().map(|t| reference_leaf(t, 0, &row)).collect();
+                    assert_eq!(o, &expected[..], "row {i}");
+                }
             }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                let mut got = vec![u32::MAX; rows];
-                unsafe { exit_leaves_avx512(masks, &block, d, rows, &mut got, 1) };
-                assert_eq!(got, want);
-            }
-        }
-        let mut got = vec![u32::MAX; rows];
-        masked_leaves_of_block(masks, &block, d, rows, &mut got, 1);
-        assert_eq!(got, want);
-        for (r, &leaf) in want.iter().enumerate() {
-            let row: Vec<f64> = (0..d)
-                .map(|a| block[r / LANES * LANES * d + a * LANES + r % LANES])
-                .collect();
-            assert_eq!(leaf, reference_leaf(&tree, 0, &row), "row {r}");
         }
     }
 

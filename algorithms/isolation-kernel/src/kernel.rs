@@ -18,6 +18,7 @@ use crate::anne::{BlockNonzeros, Voronoi};
 use crate::error::IsolationError;
 use crate::iforest::{leaves_into, leaves_of_rows, IsolationTree};
 use crate::input::{Point, Row, Rows, DENSIFY_LIMIT};
+use crate::ranked::RankedForest;
 
 /// Largest ψ·d for which a sparse subsample is densified to build its isolation tree (32 MiB).
 const DENSE_SUBSAMPLE_LIMIT: usize = 1 << 22;
@@ -62,11 +63,21 @@ pub enum Partitionings {
 
 /// An Isolation Kernel K_ψ drawn from data: t partitionings, each built on ψ points drawn
 /// without replacement.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct IsolationKernel {
     psi: usize,
     dim: usize,
     partitionings: Partitionings,
+    /// The trees in the form their bit vectors read, where they have one (derived from
+    /// `partitionings` when the kernel is made).
+    ranked: Option<RankedForest>,
+}
+
+impl PartialEq for IsolationKernel {
+    /// The same ψ, dimension and partitionings (the ranked form follows from them).
+    fn eq(&self, other: &Self) -> bool {
+        (self.psi, self.dim, &self.partitionings) == (other.psi, other.dim, &other.partitionings)
+    }
 }
 
 impl IsolationKernel {
@@ -210,10 +221,15 @@ impl IsolationKernel {
                     .collect(),
             ),
         };
+        let ranked = match &partitionings {
+            Partitionings::Trees(trees) => RankedForest::new(trees, dim),
+            Partitionings::Voronoi(_) => None,
+        };
         Ok(Self {
             psi,
             dim,
             partitionings,
+            ranked,
         })
     }
 
@@ -344,7 +360,9 @@ impl IsolationKernel {
     /// [`Self::index_rows_of`] after its checks.
     fn index_checked_rows(&self, rows: Rows, ids: &[usize], out: &mut [u32]) {
         match &self.partitionings {
-            Partitionings::Trees(trees) => leaves_of_rows(trees, rows, ids, out),
+            Partitionings::Trees(trees) => {
+                leaves_of_rows(trees, self.ranked.as_ref(), rows, ids, out)
+            }
             Partitionings::Voronoi(cells) => {
                 // A block of rows' non-zeros, then each partitioning over the whole block.
                 let t = self.t();

@@ -24,6 +24,7 @@ pub mod nogd;
 
 mod error;
 mod ogd_kernel;
+mod ranked;
 mod store;
 pub use error::IsolationError;
 pub use input::{CsrRows, Row, Rows, SparseRow};
