@@ -603,13 +603,16 @@ mod tests {
             assert_eq!(tree.n_leaves(), psi);
             tree
         };
+        // 4 + 15 and 5 + 7 trees: whole sets of eight trees and some more.
         let small: Vec<IsolationTree> = [1, 16, 17, 32]
-            .iter()
-            .map(|&p| tree_of(p, p as u64))
+            .into_iter()
+            .chain(2..17)
+            .map(|p| tree_of(p, p as u64))
             .collect();
         let large: Vec<IsolationTree> = [33, 63, 64, 5, 1]
-            .iter()
-            .map(|&p| tree_of(p, p as u64))
+            .into_iter()
+            .chain(40..47)
+            .map(|p| tree_of(p, p as u64))
             .collect();
         let mut too_large = large.clone();
         too_large.push(tree_of(65, 65));
@@ -631,13 +634,20 @@ mod tests {
             indptr.push(indices.len());
         }
         let csr = CsrRows::new(d, &indptr, &indices, &values).unwrap();
-        let ids: Vec<usize> = (0..x.nrows()).rev().chain(0..37).collect();
-        for trees in [&small, &large] {
+        // Row counts leaving a group of one row, and of 13 (8 + 5).
+        let long: Vec<usize> = (0..x.nrows()).rev().chain(0..37).collect();
+        let short: Vec<usize> = (100..145).collect();
+        for (trees, ids) in [
+            (&small, &long),
+            (&large, &long),
+            (&small, &short),
+            (&large, &short),
+        ] {
             let ranked = RankedForest::new(trees, d).expect("trees of at most 64 leaves");
             for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
                 let mut out = vec![u32::MAX; ids.len() * trees.len()];
-                leaves_of_rows(trees, Some(&ranked), rows, &ids, &mut out);
-                for (o, &i) in out.chunks_exact(trees.len()).zip(&ids) {
+                leaves_of_rows(trees, Some(&ranked), rows, ids, &mut out);
+                for (o, &i) in out.chunks_exact(trees.len()).zip(ids) {
                     let row = x.row(i).to_vec();
                     let expected: Vec<u32> =
                         trees.iter().map(|t| reference_leaf(t, 0, &row)).collect();
