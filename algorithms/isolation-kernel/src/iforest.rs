@@ -573,7 +573,7 @@ mod tests {
         }
     }
 
-    /// The bit vectors on ranks give the reference walk's leaves at their edges: trees of 1,
+    /// The bit vectors on ranks (and the walks) give the reference walk's leaves at their edges: trees of 1,
     /// 16, 17, 32, 33, 63 and 64 leaves (full isolation of distinct points: 2 and 4 chunks of
     /// leaves), dense and sparse rows (±0 among the values), rows exactly on the splits, a
     /// count of rows that leaves a partial group and a partial block; a forest with a tree of
@@ -619,7 +619,10 @@ mod tests {
         assert!(RankedForest::new(&too_large, d).is_none());
         // Splits are drawn in (min, max]: put some rows exactly on them.
         let mut x = x.clone();
-        for (i, (a, s, _, _)) in large[2].splits_with_left_leaves().into_iter().enumerate() {
+        let on_splits = [&large[2], &large[0], &small[3], &small[2], &small[18]]
+            .into_iter()
+            .flat_map(|t| t.splits_with_left_leaves());
+        for (i, (a, s, _, _)) in on_splits.enumerate() {
             x[[i, a as usize]] = s;
         }
         // Stored: the non-zeros and every third explicit zero.
@@ -644,9 +647,12 @@ mod tests {
             (&large, &short),
         ] {
             let ranked = RankedForest::new(trees, d).expect("trees of at most 64 leaves");
-            for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
+            for (rows, ranked) in [Rows::Dense(x.view()), Rows::Sparse(csr)]
+                .into_iter()
+                .flat_map(|rows| [(rows, Some(&ranked)), (rows, None)])
+            {
                 let mut out = vec![u32::MAX; ids.len() * trees.len()];
-                leaves_of_rows(trees, Some(&ranked), rows, ids, &mut out);
+                leaves_of_rows(trees, ranked, rows, ids, &mut out);
                 for (o, &i) in out.chunks_exact(trees.len()).zip(ids) {
                     let row = x.row(i).to_vec();
                     let expected: Vec<u32> =
