@@ -257,7 +257,8 @@ impl<'a> Parser<'a> {
     /// such a scan are predicted, which measured faster than finding the tokens first.
     #[inline(always)]
     fn common_line(&mut self, b: &[u8], start: usize) -> Option<usize> {
-        let (label, len) = fast_f64(&b[start..])?;
+        let numbers = Ended(b);
+        let (label, len) = clinger(&numbers, start)?;
         let row_start = self.indices.len();
         let mut row_max = 0;
         let mut i = start + len;
@@ -275,11 +276,15 @@ impl<'a> Parser<'a> {
                 i += 1;
             }
             // At most 18 digits: no wrap.
-            if b[i] != b':' || i == digits || i - digits > 18 || idx <= row_max || idx > self.limit
+            if (b[i] != b':')
+                | (i == digits)
+                | (i - digits > 18)
+                | (idx <= row_max)
+                | (idx > self.limit)
             {
                 return self.drop_row(row_start);
             }
-            let Some((val, len)) = fast_f64(&b[i + 1..]) else {
+            let Some((val, len)) = clinger(&numbers, i + 1) else {
                 return self.drop_row(row_start);
             };
             i += 1 + len;
@@ -575,51 +580,80 @@ const POW10: [f64; 23] = [
 /// rounded value: the same bits as `str::parse`, which takes this path itself. Returns the
 /// value and the number of bytes read, or `None` when the number at the start is not of this
 /// kind (then `str::parse` decides). What follows the number is the caller's business.
-#[inline(always)]
 fn fast_f64(s: &[u8]) -> Option<(f64, usize)> {
-    let (negative, mut i) = match s.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
-    };
+    clinger(&Sliced(s), 0)
+}
+
+/// Bytes read one at a time by [`clinger`]: `at(i)` is byte i, or 0 past the end (0 is none of
+/// the bytes a number is made of, so a number ends there as at any other such byte).
+trait Bytes {
+    fn at(&self, i: usize) -> u8;
+}
+
+/// A slice, its end checked at every byte.
+struct Sliced<'a>(&'a [u8]);
+
+impl Bytes for Sliced<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> u8 {
+        self.0.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// A slice whose last byte is `\n`, read from a position at or before it: a number stops at
+/// the `\n` at the latest, so no read goes past the end.
+struct Ended<'a>(&'a [u8]);
+
+impl Bytes for Ended<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> u8 {
+        self.0[i]
+    }
+}
+
+/// [`fast_f64`] of the number at `b[start..]`: its value and the position after it. The checks
+/// that a number needs no other path are made once each, not digit by digit.
+#[inline(always)]
+fn clinger(b: &impl Bytes, start: usize) -> Option<(f64, usize)> {
+    let sign = b.at(start);
+    let negative = sign == b'-';
+    let mut i = start + usize::from(sign == b'-' || sign == b'+');
     // Wrapping: more than 19 digits are rejected below, before `m` is used.
     let mut m = 0u64;
-    let start = i;
-    while i < s.len() && s[i].is_ascii_digit() {
-        m = m.wrapping_mul(10).wrapping_add(u64::from(s[i] - b'0'));
+    let digits = i;
+    while b.at(i).is_ascii_digit() {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(b.at(i) - b'0'));
         i += 1;
     }
-    let mut n_digits = i - start;
+    let mut n_digits = i - digits;
     let mut e = 0i64;
-    if i < s.len() && s[i] == b'.' {
+    if b.at(i) == b'.' {
         i += 1;
-        let start = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(s[i] - b'0'));
+        let fraction = i;
+        while b.at(i).is_ascii_digit() {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(b.at(i) - b'0'));
             i += 1;
         }
-        n_digits += i - start;
-        e = -((i - start) as i64);
+        n_digits += i - fraction;
+        e = -((i - fraction) as i64);
     }
-    if n_digits == 0 || n_digits > 19 || m > 1 << 53 {
+    if (n_digits == 0) | (n_digits > 19) | (m > 1 << 53) {
         return None;
     }
-    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+    // 'e' or 'E'.
+    if b.at(i) | 0x20 == b'e' {
         i += 1;
-        let exp_negative = s.get(i) == Some(&b'-');
-        if matches!(s.get(i), Some(b'-' | b'+')) {
-            i += 1;
-        }
-        let start = i;
+        let sign = b.at(i);
+        let exp_negative = sign == b'-';
+        i += usize::from(sign == b'-' || sign == b'+');
+        // Wrapping: more than 4 digits are rejected below.
+        let digits = i;
         let mut exp = 0i64;
-        while i < s.len() && s[i].is_ascii_digit() {
-            if i - start == 4 {
-                return None;
-            }
-            exp = 10 * exp + i64::from(s[i] - b'0');
+        while b.at(i).is_ascii_digit() {
+            exp = exp.wrapping_mul(10).wrapping_add(i64::from(b.at(i) - b'0'));
             i += 1;
         }
-        if i == start {
+        if (i == digits) | (i - digits > 4) {
             return None;
         }
         e += if exp_negative { -exp } else { exp };
@@ -633,7 +667,7 @@ fn fast_f64(s: &[u8]) -> Option<(f64, usize)> {
     } else {
         v * POW10[e as usize]
     };
-    Some((if negative { -v } else { v }, i))
+    Some((if negative { -v } else { v }, i - start))
 }
 
 #[cfg(test)]
