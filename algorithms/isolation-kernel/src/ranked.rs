@@ -162,20 +162,17 @@ impl RankedForest {
     /// not apply: a tree of more than [`MAX_LEAVES`] leaves, an attribute of more than 32,767
     /// distinct splits, or an attribute at or above `dim`.
     pub(crate) fn new(trees: &[IsolationTree], dim: usize) -> Option<Self> {
-        let mut leaves = 1;
+        let leaves = trees.iter().map(|t| t.n_leaves()).max().unwrap_or(1);
+        if leaves > MAX_LEAVES {
+            return None;
+        }
         let mut splits_of: Vec<Vec<f64>> = vec![Vec::new(); dim];
         let splits: Vec<Vec<(u32, f64, u32, u32)>> = trees
             .iter()
             .map(|tree| tree.splits_with_left_leaves())
             .collect();
-        for (tree, nodes) in trees.iter().zip(&splits) {
-            leaves = leaves.max(tree.n_leaves());
-            for &(a, s, _, _) in nodes {
-                splits_of.get_mut(a as usize)?.push(s);
-            }
-        }
-        if leaves > MAX_LEAVES {
-            return None;
+        for &(a, s, _, _) in splits.iter().flatten() {
+            splits_of.get_mut(a as usize)?.push(s);
         }
         let attributes: Vec<Option<AttributeRanks>> = splits_of
             .into_iter()
