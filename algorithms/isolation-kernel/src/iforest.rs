@@ -28,7 +28,7 @@ pub const REJECTION_TRIES: usize = 4;
 
 /// Rows walked together by [`IsolationTree::leaves_of_block`]: independent walks interleaved,
 /// so that their loads overlap instead of each level waiting for the one before.
-const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 
 /// One node of an [`IsolationTree`]: a split `x_attr < split` (left, node k + 1) with its right
 /// child `next`, or a leaf: `split` NaN, `attr` 0 and `next` = k itself, so that one more step
@@ -70,6 +70,24 @@ pub struct IsolationTree {
     max_attr: usize,
     /// Row numbers (in the data the tree was built from) of the subsample 𝒟_i, in draw order.
     sample: Vec<usize>,
+}
+
+/// The top of an [`IsolationTree`] above a depth ([`IsolationTree::top`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Top {
+    pub(crate) splits: Vec<TopSplit>,
+    /// The node index of each exit, in pre-order.
+    pub(crate) exits: Vec<u32>,
+}
+
+/// A split node of a [`Top`]: `x_attr < split` (left), its left subtree holding the exits
+/// lo..hi.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TopSplit {
+    pub(crate) attr: u32,
+    pub(crate) split: f64,
+    pub(crate) lo: u32,
+    pub(crate) hi: u32,
 }
 
 impl IsolationTree {
@@ -155,30 +173,54 @@ impl IsolationTree {
         tree
     }
 
-    /// The split nodes, each as `(attribute, split, lo, hi)` where its left subtree holds the
-    /// leaves lo..hi (leaf ids follow the node order), for the bit vectors of
-    /// [`crate::ranked`] (QuickScorer): a point that does *not* go left at a node cannot reach
-    /// those leaves, and its exit leaf is the lowest leaf no such node clears (that leaf is
-    /// never cleared, since a node clearing it would have sent the point left, and any leaf
-    /// left of it is cleared by the nearest common ancestor of the two, where the point went
-    /// right). The same comparisons as the walk, so the same leaves.
-    pub(crate) fn splits_with_left_leaves(&self) -> Vec<(u32, f64, u32, u32)> {
-        // leaves_before[k]: the leaves among nodes 0..k.
-        let mut leaves_before = Vec::with_capacity(self.nodes.len() + 1);
-        leaves_before.push(0u32);
-        for node in &self.nodes {
-            leaves_before.push(leaves_before.last().unwrap() + u32::from(node.is_leaf()));
+    /// The top of the tree above depth `h`, for the bit vectors of [`crate::ranked`]
+    /// (QuickScorer): its exits, the nodes at depth h and the leaves above it, by node index in
+    /// pre-order; and its split nodes above depth h, each as `(attribute, split, lo, hi)` where
+    /// its left subtree holds the exits lo..hi. With h above the tree's depth the exits are the
+    /// leaves (exit i is leaf i). A point that does *not* go left at a node cannot reach the
+    /// exits of its left subtree, and the point's exit is the lowest exit no such node clears
+    /// (that exit is never cleared, since a node clearing it would have sent the point left,
+    /// and any exit left of it is cleared by the nearest common ancestor of the two, where the
+    /// point went right). The same comparisons as the walk, so the same exits.
+    pub(crate) fn top(&self, h: usize) -> Top {
+        // Depths in pre-order: the children of node k come after it.
+        let mut depth = vec![0usize; self.nodes.len()];
+        for (k, node) in self.nodes.iter().enumerate() {
+            if !node.is_leaf() {
+                depth[k + 1] = depth[k] + 1;
+                depth[node.next as usize] = depth[k] + 1;
+            }
         }
-        self.nodes
+        let is_exit = |k: usize| depth[k] == h || (depth[k] < h && self.nodes[k].is_leaf());
+        // exits_before[k]: the exits among nodes 0..k (an exit's subtree is a run of nodes).
+        let mut exits_before = Vec::with_capacity(self.nodes.len() + 1);
+        exits_before.push(0u32);
+        let mut exits = Vec::new();
+        for k in 0..self.nodes.len() {
+            if is_exit(k) {
+                exits.push(k as u32);
+            }
+            exits_before.push(exits.len() as u32);
+        }
+        let splits = self
+            .nodes
             .iter()
             .enumerate()
-            .filter(|(_, n)| !n.is_leaf())
-            .map(|(k, node)| {
+            .filter(|&(k, n)| depth[k] < h && !n.is_leaf())
+            .map(|(k, node)| TopSplit {
+                attr: node.attr,
+                split: node.split,
                 // The left subtree is nodes k + 1 .. next.
-                let (lo, hi) = (leaves_before[k + 1], leaves_before[node.next as usize]);
-                (node.attr, node.split, lo, hi)
+                lo: exits_before[k + 1],
+                hi: exits_before[node.next as usize],
             })
-            .collect()
+            .collect();
+        Top { splits, exits }
+    }
+
+    /// The leaf id of node `k`, a leaf.
+    pub(crate) fn leaf_id(&self, k: usize) -> u32 {
+        self.leaf_ids[k]
     }
 
     /// φ_i(x): the leaf id of the cell holding `x` (descend left while `x_a < s`). `x` must have
@@ -218,37 +260,55 @@ impl IsolationTree {
                 && rows * dim <= block.len(),
             "internal error: a block of rows narrower than the tree, or not whole groups"
         );
-        let nodes = self.nodes.as_ptr();
         for (g, group) in block.chunks_exact(LANES * dim).enumerate() {
             let first = g * LANES;
             if first >= rows {
                 break;
             }
-            let group = group.as_ptr();
             let mut k = [0usize; LANES];
-            loop {
-                let mut moved = 0;
-                for (lane, k) in k.iter_mut().enumerate() {
-                    // SAFETY: k is a node index (the root, or a `next` or k + 1 of a split,
-                    // which the build makes valid nodes; a leaf's `next` is itself), and every
-                    // attribute is below dim (`max_attr` < dim, asserted above), so both reads
-                    // are inside `nodes` and inside this group of LANES rows of dim columns.
-                    let (node, x) = unsafe {
-                        let node = *nodes.add(*k);
-                        (node, *group.add(node.attr as usize * LANES + lane))
-                    };
-                    // A conditional move, not a jump that would mispredict half the time.
-                    let next =
-                        std::hint::select_unpredictable(x < node.split, *k + 1, node.next as usize);
-                    moved |= next ^ *k;
-                    *k = next;
-                }
-                if moved == 0 {
-                    break;
-                }
-            }
+            self.walk_group(group, &mut k, None);
             for (lane, &k) in k.iter().enumerate().take(rows - first) {
                 out[(first + lane) * stride] = self.leaf_ids[k];
+            }
+        }
+    }
+
+    /// Walks the [`LANES`] rows of `group` (their values attribute by attribute, as in
+    /// [`Self::leaves_of_block`]; at least `max_attr + 1` attributes) from the nodes `k` down to
+    /// their leaves, every step moving each lane one level down with a conditional move
+    /// instead of a branch (a lane on a leaf stays there): `steps` steps when given (the
+    /// leaves must be at most that far below every start), else until a step moves none.
+    /// Every `k` must be a node of the tree.
+    #[inline(always)]
+    pub(crate) fn walk_group(&self, group: &[f64], k: &mut [usize; LANES], steps: Option<usize>) {
+        assert!(
+            group.len() > self.max_attr * LANES + LANES - 1
+                && k.iter().all(|&k| k < self.nodes.len()),
+            "internal error: a group narrower than the tree, or a start outside it"
+        );
+        let nodes = self.nodes.as_ptr();
+        let group = group.as_ptr();
+        let mut left = steps.unwrap_or(usize::MAX);
+        while left > 0 {
+            left -= 1;
+            let mut moved = 0;
+            for (lane, k) in k.iter_mut().enumerate() {
+                // SAFETY: k is a node index (a start, checked above, or a `next` or k + 1 of a
+                // split, which the build makes valid nodes; a leaf's `next` is itself), and
+                // every attribute is at most `max_attr`, so both reads are inside `nodes` and
+                // inside this group (checked above).
+                let (node, x) = unsafe {
+                    let node = *nodes.add(*k);
+                    (node, *group.add(node.attr as usize * LANES + lane))
+                };
+                // A conditional move, not a jump that would mispredict half the time.
+                let next =
+                    std::hint::select_unpredictable(x < node.split, *k + 1, node.next as usize);
+                moved |= next ^ *k;
+                *k = next;
+            }
+            if steps.is_none() && moved == 0 {
+                break;
             }
         }
     }
@@ -332,7 +392,7 @@ pub(crate) fn leaves_of_rows(
         }
         return;
     }
-    if ranked.is_some_and(|r| r.leaves_of_rows(rows, ids, out)) {
+    if ranked.is_some_and(|r| r.leaves_of_rows(trees, rows, ids, out)) {
         return;
     }
     // Whole groups of LANES rows; the last block's padding rows hold finite values (walked,
@@ -341,29 +401,36 @@ pub(crate) fn leaves_of_rows(
     let mut block = vec![0.0; per_block * dim];
     for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
         let block = &mut block[..ids.len().div_ceil(LANES) * LANES * dim];
-        // Row p's attribute a at `p / LANES · LANES · dim + a · LANES + p % LANES`.
-        let at = |p: usize| p / LANES * LANES * dim + p % LANES;
-        match rows {
-            Rows::Dense(x) => {
-                for (p, &i) in ids.iter().enumerate() {
-                    for (a, &v) in x.row(i).iter().enumerate() {
-                        block[at(p) + a * LANES] = v;
-                    }
-                }
-            }
-            // Zeros first, then each row's non-zeros only (a9a: 14 of 123).
-            Rows::Sparse(x) => {
-                block.fill(0.0);
-                for (p, &i) in ids.iter().enumerate() {
-                    let row = x.row(i);
-                    for (&a, &v) in row.indices().iter().zip(row.values()) {
-                        block[at(p) + a as usize * LANES] = v;
-                    }
+        densify_block(rows, ids, block);
+        for (b, tree) in trees.iter().enumerate() {
+            tree.leaves_of_block(block, dim, ids.len(), &mut out[b..], t);
+        }
+    }
+}
+
+/// The rows `ids` of `rows` into `block` in groups of [`LANES`] rows stored column by column
+/// (row p's attribute a at `p / LANES · LANES · dim + a · LANES + p % LANES`), `block` whole
+/// groups of at least `ids.len()` rows (the padding rows keep finite values).
+pub(crate) fn densify_block(rows: Rows, ids: &[usize], block: &mut [f64]) {
+    let dim = rows.dim();
+    let at = |p: usize| p / LANES * LANES * dim + p % LANES;
+    match rows {
+        Rows::Dense(x) => {
+            for (p, &i) in ids.iter().enumerate() {
+                for (a, &v) in x.row(i).iter().enumerate() {
+                    block[at(p) + a * LANES] = v;
                 }
             }
         }
-        for (b, tree) in trees.iter().enumerate() {
-            tree.leaves_of_block(block, dim, ids.len(), &mut out[b..], t);
+        // Zeros first, then each row's non-zeros only (a9a: 14 of 123).
+        Rows::Sparse(x) => {
+            block.fill(0.0);
+            for (p, &i) in ids.iter().enumerate() {
+                let row = x.row(i);
+                for (&a, &v) in row.indices().iter().zip(row.values()) {
+                    block[at(p) + a as usize * LANES] = v;
+                }
+            }
         }
     }
 }
@@ -555,14 +622,10 @@ mod tests {
                         .collect::<Vec<_>>()
                 })
                 .collect();
-            // Walked, and by bit vectors where the trees have at most 64 leaves.
+            // Walked, and by bit vectors (whole trees of at most 64 leaves, the tops of the
+            // others, then walks).
             let ranked = RankedForest::new(&trees, d);
-            assert_eq!(
-                ranked.is_some(),
-                trees
-                    .iter()
-                    .all(|t| t.n_leaves() <= crate::ranked::MAX_LEAVES)
-            );
+            assert!(ranked.is_some());
             for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
                 for ranked in [None, ranked.as_ref()] {
                     let mut out = vec![u32::MAX; ids.len() * trees.len()];
@@ -575,9 +638,9 @@ mod tests {
 
     /// The bit vectors on ranks (and the walks) give the reference walk's leaves at their edges: trees of 1,
     /// 16, 17, 32, 33, 63 and 64 leaves (full isolation of distinct points: 2 and 4 chunks of
-    /// leaves), dense and sparse rows (±0 among the values), rows exactly on the splits, a
-    /// count of rows that leaves a partial group and a partial block; a forest with a tree of
-    /// 65 leaves has no ranked form (it is walked).
+    /// leaves), and trees of 65 to 300 leaves cut at their top (bit vectors down to depth 5,
+    /// then walks) beside small ones; dense and sparse rows (±0 among the values), rows exactly
+    /// on the splits, a count of rows that leaves a partial group and a partial block.
     #[test]
     fn bit_vectors_on_ranks_agree_with_the_reference_walk() {
         use crate::input::CsrRows;
@@ -614,16 +677,20 @@ mod tests {
             .chain(40..47)
             .map(|p| tree_of(p, p as u64))
             .collect();
-        let mut too_large = large.clone();
-        too_large.push(tree_of(65, 65));
-        assert!(RankedForest::new(&too_large, d).is_none());
+        let cut: Vec<IsolationTree> = [65, 300, 1, 20, 128, 64, 200, 97, 3]
+            .into_iter()
+            .map(|p| tree_of(p, p as u64 + 1000))
+            .collect();
+        assert!(cut.iter().any(|t| t.depth() > 10));
         // Splits are drawn in (min, max]: put some rows exactly on them.
         let mut x = x.clone();
-        let on_splits = [&large[2], &large[0], &small[3], &small[2], &small[18]]
-            .into_iter()
-            .flat_map(|t| t.splits_with_left_leaves());
-        for (i, (a, s, _, _)) in on_splits.enumerate() {
-            x[[i, a as usize]] = s;
+        let on_splits = [
+            &large[2], &large[0], &small[3], &small[2], &small[18], &cut[1], &cut[4],
+        ]
+        .into_iter()
+        .flat_map(|t| t.top(usize::MAX).splits);
+        for (i, split) in on_splits.enumerate() {
+            x[[i, split.attr as usize]] = split.split;
         }
         // Stored: the non-zeros and every third explicit zero.
         let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
@@ -643,10 +710,12 @@ mod tests {
         for (trees, ids) in [
             (&small, &long),
             (&large, &long),
+            (&cut, &long),
             (&small, &short),
             (&large, &short),
+            (&cut, &short),
         ] {
-            let ranked = RankedForest::new(trees, d).expect("trees of at most 64 leaves");
+            let ranked = RankedForest::new(trees, d).expect("few splits an attribute");
             for (rows, ranked) in [Rows::Dense(x.view()), Rows::Sparse(csr)]
                 .into_iter()
                 .flat_map(|rows| [(rows, Some(&ranked)), (rows, None)])

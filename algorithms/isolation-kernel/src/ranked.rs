@@ -1,4 +1,4 @@
-//! φ of blocks of rows through a forest of small isolation trees by bit vectors of candidate
+//! φ of blocks of rows through a forest of isolation trees by bit vectors of candidate
 //! leaves (QuickScorer, Lucchese et al., SIGIR 2015) whose comparisons are made on the ranks of
 //! the values among the forest's splits, 16 rows in one comparison of 16-bit lanes.
 //!
@@ -19,18 +19,27 @@
 //! **Bit vectors.** A tree of at most [`MAX_LEAVES`] leaves keeps, per row, the set of leaves
 //! the row can still reach, in 16-bit chunks; a split node whose left test fails clears the
 //! leaves of its left subtree. The row's leaf is the lowest leaf left (see
-//! [`IsolationTree::splits_with_left_leaves`]). A node clears leaves in one to four chunks; the
-//! nodes of a tree are kept in runs by the chunks they touch, so each run's loop updates only
-//! those (the order of the ANDs does not change the result).
+//! [`IsolationTree::top`]). A node clears leaves in one to four chunks; the nodes of a tree are
+//! kept in runs by the chunks they touch, so each run's loop updates only those (the order of
+//! the ANDs does not change the result).
+//!
+//! **Larger trees.** A tree of more than [`MAX_LEAVES`] leaves is cut at depth [`TOP_DEPTH`]:
+//! its top (at most 31 split nodes) finds each row's exit, a node at that depth or a leaf above
+//! it, by the same bit vectors, and the row walks on from there ([`IsolationTree::walk_group`]
+//! on its values): [`TOP_DEPTH`] fewer levels of walk (ψ = 256 with the height limit ⌈log₂ ψ⌉:
+//! 3 of 8), and only the tops' splits are ranked.
 
-use crate::iforest::IsolationTree;
+use crate::iforest::{densify_block, IsolationTree, Top, TopSplit, LANES};
 use crate::input::Rows;
 
-/// Rows mapped together: the lanes of one 256-bit vector of 16-bit ranks.
-pub(crate) const LANES: usize = 16;
-
-/// Trees of at most this many leaves are mapped by bit vectors (four 16-bit chunks a row).
+/// Trees of at most this many leaves are mapped by bit vectors alone (four 16-bit chunks a row).
 pub(crate) const MAX_LEAVES: usize = 64;
+
+/// Larger trees: the depth of the top found by bit vectors (at most 2^5 = 32 exits, two chunks),
+/// the walk going on below. On the Zen 3 (criterion `mapping_block`, 10,000 rows × 100 trees,
+/// the authors' trees, runs of the two builds alternated): ψ = 256 9.5-14 → 7.5-10 ms, ψ = 1024
+/// 12.6-15 → 10-12 ms (dense 22-d); depths 4 and 6 measured the same as 5.
+const TOP_DEPTH: usize = 5;
 
 /// The most distinct splits one attribute may have: ranks are compared as `i16`.
 const MAX_SPLITS: usize = i16::MAX as usize;
@@ -143,7 +152,16 @@ struct Run {
     vectors: Vec<Lanes>,
 }
 
-/// A forest of trees of at most [`MAX_LEAVES`] leaves in the form the bit vectors read.
+/// One tree in the form the bit vectors read.
+#[derive(Debug, Clone)]
+struct RankedTree {
+    runs: Vec<Run>,
+    /// A tree cut at [`TOP_DEPTH`]: the node of each exit, where the walk goes on, and the
+    /// steps of that walk (the tree's depth below the cut); `None`: the exits are the leaves.
+    exits: Option<(Vec<u32>, usize)>,
+}
+
+/// A forest of isolation trees in the form the bit vectors read (see the module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct RankedForest {
     dim: usize,
@@ -151,28 +169,37 @@ pub(crate) struct RankedForest {
     attributes: Vec<Option<AttributeRanks>>,
     /// Per attribute, rank_a(0) in every lane (the absent entries of sparse rows).
     zero_ranks: Vec<Lanes>,
-    /// Chunks of 16 leaves a row: 2 (trees of at most 32 leaves) or 4.
+    /// Chunks of 16 exits a row: 2 (at most 32 exits a tree) or 4.
     chunks: usize,
-    /// Per tree, its runs.
-    trees: Vec<Vec<Run>>,
+    trees: Vec<RankedTree>,
+    /// Whether some tree is cut (its rows' values are then needed for the walks).
+    walks: bool,
 }
 
 impl RankedForest {
     /// The ranked form of `trees` for rows of `dim` columns, or `None` where the bit vectors do
-    /// not apply: a tree of more than [`MAX_LEAVES`] leaves, an attribute of more than 32,767
-    /// distinct splits, or an attribute at or above `dim`.
+    /// not apply: an attribute of more than 32,767 distinct splits (in the trees' tops), or an
+    /// attribute at or above `dim`.
     pub(crate) fn new(trees: &[IsolationTree], dim: usize) -> Option<Self> {
-        let leaves = trees.iter().map(|t| t.n_leaves()).max().unwrap_or(1);
-        if leaves > MAX_LEAVES {
-            return None;
-        }
-        let mut splits_of: Vec<Vec<f64>> = vec![Vec::new(); dim];
-        let splits: Vec<Vec<(u32, f64, u32, u32)>> = trees
+        // Each tree's top, and for a cut tree the steps of the walk below it.
+        let tops: Vec<(Top, Option<usize>)> = trees
             .iter()
-            .map(|tree| tree.splits_with_left_leaves())
+            .map(|tree| {
+                if tree.n_leaves() <= MAX_LEAVES {
+                    (tree.top(usize::MAX), None)
+                } else {
+                    (tree.top(TOP_DEPTH), Some(tree.depth() - TOP_DEPTH))
+                }
+            })
             .collect();
-        for &(a, s, _, _) in splits.iter().flatten() {
-            splits_of.get_mut(a as usize)?.push(s);
+        let exits = tops
+            .iter()
+            .map(|(top, _)| top.exits.len())
+            .max()
+            .unwrap_or(1);
+        let mut splits_of: Vec<Vec<f64>> = vec![Vec::new(); dim];
+        for split in tops.iter().flat_map(|(top, _)| &top.splits) {
+            splits_of.get_mut(split.attr as usize)?.push(split.split);
         }
         let attributes: Vec<Option<AttributeRanks>> = splits_of
             .into_iter()
@@ -189,11 +216,18 @@ impl RankedForest {
             .iter()
             .map(|a| Lanes([a.as_ref().map_or(0, |a| a.rank(0.0)); LANES]))
             .collect();
-        let trees = splits
-            .iter()
-            .map(|nodes| {
+        let walks = tops.iter().any(|(_, steps)| steps.is_some());
+        let trees = tops
+            .into_iter()
+            .map(|(top, steps)| {
                 let mut runs: Vec<Run> = Vec::new();
-                for &(a, s, lo, hi) in nodes {
+                for TopSplit {
+                    attr: a,
+                    split: s,
+                    lo,
+                    hi,
+                } in top.splits
+                {
                     let (first, last) = (lo as usize / LANES, (hi as usize - 1) / LANES);
                     let run = match runs.iter().position(|r| (r.first, r.last) == (first, last)) {
                         Some(k) => &mut runs[k],
@@ -216,30 +250,45 @@ impl RankedForest {
                             .push(Lanes([(left >> (LANES * c)) as u16 as i16; LANES]));
                     }
                 }
-                runs
+                RankedTree {
+                    runs,
+                    exits: steps.map(|steps| (top.exits, steps)),
+                }
             })
             .collect();
         Some(RankedForest {
             dim,
             attributes,
             zero_ranks,
-            chunks: if leaves <= 2 * LANES { 2 } else { 4 },
+            chunks: if exits <= 2 * LANES { 2 } else { 4 },
             trees,
+            walks,
         })
     }
 
-    /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major) when the
-    /// processor has AVX2; `false` (nothing written) when it has not. `rows` must be valid, of
-    /// the forest's dimension, every id below its row count and `out` of the right length.
-    pub(crate) fn leaves_of_rows(&self, rows: Rows, ids: &[usize], out: &mut [u32]) -> bool {
+    /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major) through
+    /// `trees` (those the forest was made from) when the processor has AVX2; `false` (nothing
+    /// written) when it has not. `rows` must be valid, of the forest's dimension, every id below
+    /// its row count and `out` of the right length.
+    pub(crate) fn leaves_of_rows(
+        &self,
+        trees: &[IsolationTree],
+        rows: Rows,
+        ids: &[usize],
+        out: &mut [u32],
+    ) -> bool {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            assert!(rows.dim() == self.dim && out.len() == ids.len() * self.trees.len());
+            assert!(
+                rows.dim() == self.dim
+                    && trees.len() == self.trees.len()
+                    && out.len() == ids.len() * self.trees.len()
+            );
             // SAFETY: the processor has AVX2 (detected just above).
-            unsafe { self.leaves_of_rows_avx2(rows, ids, out) };
+            unsafe { self.leaves_of_rows_avx2(trees, rows, ids, out) };
             return true;
         }
-        let _ = (rows, ids, out);
+        let _ = (trees, rows, ids, out);
         false
     }
 
@@ -295,16 +344,26 @@ impl RankedForest {
         }
     }
 
-    /// [`Self::leaves_of_rows`] by AVX2 intrinsics: the rows' ranks a block at a time, then
-    /// every tree over the whole block, two groups of 16 rows at a time (each node's vectors
-    /// read once for both), the leaves kept a group and a tree to a cache line and written to
-    /// `out` row by row at the end of the block. Call only where the processor has AVX2.
+    /// [`Self::leaves_of_rows`] by AVX2 intrinsics: the rows' ranks a block at a time (and
+    /// their values, where trees are cut), then every tree over the whole block, two groups of
+    /// 16 rows at a time (each node's vectors read once for both), the rows of a cut tree
+    /// walking on from their exits, the leaves kept a group and a tree to a cache line and
+    /// written to `out` row by row at the end of the block. Call only where the processor has
+    /// AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn leaves_of_rows_avx2(&self, rows: Rows, ids: &[usize], out: &mut [u32]) {
+    unsafe fn leaves_of_rows_avx2(
+        &self,
+        trees: &[IsolationTree],
+        rows: Rows,
+        ids: &[usize],
+        out: &mut [u32],
+    ) {
         let (t, dim) = (self.trees.len(), self.dim);
         let groups = (BLOCK_BYTES / (dim * std::mem::size_of::<Lanes>())).max(2);
         let mut block = vec![Lanes([0; LANES]); groups * dim];
+        // The rows' values for the walks below the cut trees' tops.
+        let mut values = vec![0.0; if self.walks { groups * LANES * dim } else { 0 }];
         // leaves[g · t + b]: the leaves of group g's rows in tree b.
         let mut leaves = vec![Leaves([0; LANES]); groups * t];
         let per_block = groups * LANES;
@@ -312,31 +371,51 @@ impl RankedForest {
             let n_groups = ids.len().div_ceil(LANES);
             let block = &mut block[..n_groups * dim];
             self.rank_rows(rows, ids, block);
-            for (b, runs) in self.trees.iter().enumerate() {
+            if self.walks {
+                densify_block(rows, ids, &mut values[..n_groups * LANES * dim]);
+            }
+            for (b, (tree, ranked)) in trees.iter().zip(&self.trees).enumerate() {
                 let mut g = 0;
                 while g < n_groups {
+                    let pair = usize::from(g + 1 < n_groups) + 1;
                     // SAFETY: AVX2 (this function's target); every run's attributes are below
                     // dim (checked when the forest was made), the length of each group.
-                    unsafe {
-                        if g + 1 < n_groups {
+                    let exits = unsafe {
+                        if pair == 2 {
                             let groups = [&block[g * dim..][..dim], &block[(g + 1) * dim..][..dim]];
-                            let sets = match self.chunks {
-                                2 => exit_leaves_avx2::<2, 2>(runs, groups),
-                                _ => exit_leaves_avx2::<4, 2>(runs, groups),
-                            };
-                            leaves[g * t + b] = sets[0];
-                            leaves[(g + 1) * t + b] = sets[1];
-                            g += 2;
+                            match self.chunks {
+                                2 => exit_leaves_avx2::<2, 2>(&ranked.runs, groups),
+                                _ => exit_leaves_avx2::<4, 2>(&ranked.runs, groups),
+                            }
                         } else {
                             let groups = [&block[g * dim..][..dim]];
-                            let sets = match self.chunks {
-                                2 => exit_leaves_avx2::<2, 1>(runs, groups),
-                                _ => exit_leaves_avx2::<4, 1>(runs, groups),
+                            let [one] = match self.chunks {
+                                2 => exit_leaves_avx2::<2, 1>(&ranked.runs, groups),
+                                _ => exit_leaves_avx2::<4, 1>(&ranked.runs, groups),
                             };
-                            leaves[g * t + b] = sets[0];
-                            g += 1;
+                            [one, one]
                         }
+                    };
+                    for (h, exits) in exits.iter().take(pair).enumerate() {
+                        leaves[(g + h) * t + b] = match &ranked.exits {
+                            None => *exits,
+                            Some((nodes, steps)) => {
+                                let mut k = [0usize; LANES];
+                                for (k, &e) in k.iter_mut().zip(&exits.0) {
+                                    // An exit past the last only in padding lanes (stale ranks).
+                                    *k = nodes.get(e as usize).map_or(0, |&k| k as usize);
+                                }
+                                let group = &values[(g + h) * LANES * dim..][..LANES * dim];
+                                tree.walk_group(group, &mut k, Some(*steps));
+                                let mut leaves = Leaves([0; LANES]);
+                                for (leaf, &k) in leaves.0.iter_mut().zip(&k) {
+                                    *leaf = tree.leaf_id(k);
+                                }
+                                leaves
+                            }
+                        };
                     }
+                    g += pair;
                 }
             }
             for (group, out) in leaves.chunks_exact(t).zip(out.chunks_mut(LANES * t)) {
@@ -443,10 +522,13 @@ unsafe fn exit_leaves_avx2<const K: usize, const G: usize>(
             }
         }
     }
-    sets.map(|sets| {
+    // A loop, not `map`: a closure would not be inlined into this AVX2 function.
+    let mut leaves = [Leaves([0; LANES]); G];
+    for (leaves, sets) in leaves.iter_mut().zip(sets) {
         // SAFETY: AVX2, as this function's.
-        unsafe { lowest_leaves::<K>(sets) }
-    })
+        *leaves = unsafe { lowest_leaves::<K>(sets) };
+    }
+    leaves
 }
 
 /// The lowest leaf left in each row's candidate sets (`K` chunks of 16 leaves, 2 or 4): chunks
