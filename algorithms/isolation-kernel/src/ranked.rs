@@ -361,11 +361,17 @@ impl RankedForest {
     ) {
         let (t, dim) = (self.trees.len(), self.dim);
         let groups = (BLOCK_BYTES / (dim * std::mem::size_of::<Lanes>())).max(2);
-        let mut block = vec![Lanes([0; LANES]); groups * dim];
+        let mut scratch = SCRATCH.take();
+        let Scratch {
+            block,
+            values,
+            leaves,
+        } = &mut scratch;
+        block.resize(groups * dim, Lanes([0; LANES]));
         // The rows' values for the walks below the cut trees' tops.
-        let mut values = vec![0.0; if self.walks { groups * LANES * dim } else { 0 }];
+        values.resize(if self.walks { groups * LANES * dim } else { 0 }, 0.0);
         // leaves[g · t + b]: the leaves of group g's rows in tree b.
-        let mut leaves = vec![Leaves([0; LANES]); groups * t];
+        leaves.resize(groups * t, Leaves([0; LANES]));
         let per_block = groups * LANES;
         for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
             let n_groups = ids.len().div_ceil(LANES);
@@ -423,7 +429,22 @@ impl RankedForest {
                 unsafe { write_rows_avx2(group, out, t) };
             }
         }
+        SCRATCH.set(scratch);
     }
+}
+
+/// The buffers of [`RankedForest::leaves_of_rows`], kept by each thread between calls (a
+/// stream is mapped a thousand rows at a time: without them each call would allocate and
+/// clear some 150 KiB). Every entry a call reads it has written first.
+#[derive(Default)]
+struct Scratch {
+    block: Vec<Lanes>,
+    values: Vec<f64>,
+    leaves: Vec<Leaves>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
 }
 
 /// The leaves of a group's rows, `group[b]` those in tree b, into `out` row by row (`t` a row;
