@@ -21,7 +21,6 @@ use ndarray::ArrayView1;
 use rand::Rng;
 
 use crate::input::{Point, Rows, DENSIFY_LIMIT};
-use crate::ranked::RankedForest;
 
 /// Attribute draws from the candidate list before the node's non-constant attributes are listed.
 pub const REJECTION_TRIES: usize = 4;
@@ -369,19 +368,13 @@ pub(crate) fn leaves_into<P: Point>(trees: &[IsolationTree], x: &P, dim: usize, 
 const BLOCK_BYTES: usize = 64 * 1024;
 
 /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major), for dimensions up
-/// to [`DENSIFY_LIMIT`]: by the bit vectors of `ranked` (the ranked form of `trees`, when they
-/// have one) where the processor has AVX2; else the rows are densified a block at a time and
-/// each tree walks the whole block ([`IsolationTree::leaves_of_block`]) before the next tree,
-/// so a tree's nodes are read from cache for every row of the block. The same leaves as
-/// [`leaves_into`] row by row; above the limit, that is what it does. `rows` must be valid and
-/// of the trees' dimension, every id below its row count, and `out` of the right length.
-pub(crate) fn leaves_of_rows(
-    trees: &[IsolationTree],
-    ranked: Option<&RankedForest>,
-    rows: Rows,
-    ids: &[usize],
-    out: &mut [u32],
-) {
+/// to [`DENSIFY_LIMIT`], by walks (where the processor has AVX2 the kernel takes the bit vectors
+/// of [`crate::ranked`] instead): the rows are densified a block at a time and each tree walks
+/// the whole block ([`IsolationTree::leaves_of_block`]) before the next tree, so a tree's nodes
+/// are read from cache for every row of the block. The same leaves as [`leaves_into`] row by
+/// row; above the limit, that is what it does. `rows` must be valid and of the trees'
+/// dimension, every id below its row count, and `out` of the right length.
+pub(crate) fn leaves_of_rows(trees: &[IsolationTree], rows: Rows, ids: &[usize], out: &mut [u32]) {
     let (t, dim) = (trees.len(), rows.dim());
     if dim > DENSIFY_LIMIT {
         for (o, &i) in out.chunks_exact_mut(t).zip(ids) {
@@ -390,9 +383,6 @@ pub(crate) fn leaves_of_rows(
                 Rows::Sparse(x) => leaves_into(trees, &x.row(i), dim, o),
             }
         }
-        return;
-    }
-    if ranked.is_some_and(|r| r.leaves_of_rows(trees, rows, ids, out)) {
         return;
     }
     // Whole groups of LANES rows; the last block's padding rows hold finite values (walked,
@@ -622,112 +612,10 @@ mod tests {
                         .collect::<Vec<_>>()
                 })
                 .collect();
-            // Walked, and by bit vectors (whole trees of at most 64 leaves, the tops of the
-            // others, then walks).
-            let ranked = RankedForest::new(&trees, d);
-            assert!(ranked.is_some());
             for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
-                for ranked in [None, ranked.as_ref()] {
-                    let mut out = vec![u32::MAX; ids.len() * trees.len()];
-                    leaves_of_rows(&trees, ranked, rows, &ids, &mut out);
-                    assert_eq!(out, expected);
-                }
-            }
-        }
-    }
-
-    /// The bit vectors on ranks (and the walks) give the reference walk's leaves at their edges: trees of 1,
-    /// 16, 17, 32, 33, 63 and 64 leaves (full isolation of distinct points: 2 and 4 chunks of
-    /// leaves), and trees of 65 to 300 leaves cut at their top (bit vectors down to depth 5,
-    /// then walks) beside small ones; dense and sparse rows (±0 among the values), rows exactly
-    /// on the splits, a count of rows that leaves a partial group and a partial block.
-    #[test]
-    fn bit_vectors_on_ranks_agree_with_the_reference_walk() {
-        use crate::input::CsrRows;
-        let mut rng = ChaCha8Rng::seed_from_u64(8);
-        let d = 5;
-        // Values on a coarse grid, so that many rows sit exactly on a split; zeros of both signs.
-        let x = Array2::from_shape_fn((1500, d), |_| match rng.random_range(0..16u8) {
-            0 => -0.0,
-            v => f64::from(v - 4) / 4.0,
-        });
-        let tree_of = |psi: usize, seed: u64| {
-            let mut sample = Vec::new();
-            let mut seen = std::collections::HashSet::new();
-            for i in 0..x.nrows() {
-                let key: Vec<u64> = x.row(i).iter().map(|v| (v + 0.0).to_bits()).collect();
-                if sample.len() < psi && seen.insert(key) {
-                    sample.push(i);
-                }
-            }
-            let points: Vec<ArrayView1<f64>> = sample.iter().map(|&i| x.row(i)).collect();
-            let tree =
-                IsolationTree::build(&points, sample, None, &mut ChaCha8Rng::seed_from_u64(seed));
-            assert_eq!(tree.n_leaves(), psi);
-            tree
-        };
-        // 4 + 15 and 5 + 7 trees: whole sets of eight trees and some more.
-        let small: Vec<IsolationTree> = [1, 16, 17, 32]
-            .into_iter()
-            .chain(2..17)
-            .map(|p| tree_of(p, p as u64))
-            .collect();
-        let large: Vec<IsolationTree> = [33, 63, 64, 5, 1]
-            .into_iter()
-            .chain(40..47)
-            .map(|p| tree_of(p, p as u64))
-            .collect();
-        let cut: Vec<IsolationTree> = [65, 300, 1, 20, 128, 64, 200, 97, 3]
-            .into_iter()
-            .map(|p| tree_of(p, p as u64 + 1000))
-            .collect();
-        assert!(cut.iter().any(|t| t.depth() > 10));
-        // Splits are drawn in (min, max]: put some rows exactly on them.
-        let mut x = x.clone();
-        let on_splits = [
-            &large[2], &large[0], &small[3], &small[2], &small[18], &cut[1], &cut[4],
-        ]
-        .into_iter()
-        .flat_map(|t| t.top(usize::MAX).splits);
-        for (i, split) in on_splits.enumerate() {
-            x[[i, split.attr as usize]] = split.split;
-        }
-        // Stored: the non-zeros and every third explicit zero.
-        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
-        for (i, row) in x.rows().into_iter().enumerate() {
-            for (a, &v) in row.iter().enumerate() {
-                if v != 0.0 || (i + a) % 3 == 0 {
-                    indices.push(a as u32);
-                    values.push(v);
-                }
-            }
-            indptr.push(indices.len());
-        }
-        let csr = CsrRows::new(d, &indptr, &indices, &values).unwrap();
-        // Row counts leaving a group of one row, and of 13 (8 + 5).
-        let long: Vec<usize> = (0..x.nrows()).rev().chain(0..37).collect();
-        let short: Vec<usize> = (100..145).collect();
-        for (trees, ids) in [
-            (&small, &long),
-            (&large, &long),
-            (&cut, &long),
-            (&small, &short),
-            (&large, &short),
-            (&cut, &short),
-        ] {
-            let ranked = RankedForest::new(trees, d).expect("few splits an attribute");
-            for (rows, ranked) in [Rows::Dense(x.view()), Rows::Sparse(csr)]
-                .into_iter()
-                .flat_map(|rows| [(rows, Some(&ranked)), (rows, None)])
-            {
                 let mut out = vec![u32::MAX; ids.len() * trees.len()];
-                leaves_of_rows(trees, ranked, rows, ids, &mut out);
-                for (o, &i) in out.chunks_exact(trees.len()).zip(ids) {
-                    let row = x.row(i).to_vec();
-                    let expected: Vec<u32> =
-                        trees.iter().map(|t| reference_leaf(t, 0, &row)).collect();
-                    assert_eq!(o, &expected[..], "row {i}");
-                }
+                leaves_of_rows(&trees, rows, &ids, &mut out);
+                assert_eq!(out, expected);
             }
         }
     }

@@ -361,7 +361,14 @@ impl IsolationKernel {
     fn index_checked_rows(&self, rows: Rows, ids: &[usize], out: &mut [u32]) {
         match &self.partitionings {
             Partitionings::Trees(trees) => {
-                leaves_of_rows(trees, self.ranked.as_ref(), rows, ids, out)
+                // The bit vectors where they apply, else the walks.
+                if !self
+                    .ranked
+                    .as_ref()
+                    .is_some_and(|r| r.leaves_of_rows(trees, rows, ids, out))
+                {
+                    leaves_of_rows(trees, rows, ids, out)
+                }
             }
             Partitionings::Voronoi(cells) => {
                 // A block of rows' non-zeros, then each partitioning over the whole block.

@@ -30,7 +30,7 @@
 //! 3 of 8), and only the tops' splits are ranked.
 
 use crate::iforest::{densify_block, IsolationTree, Top, TopSplit, LANES};
-use crate::input::Rows;
+use crate::input::{Rows, DENSIFY_LIMIT};
 
 /// Trees of at most this many leaves are mapped by bit vectors alone (four 16-bit chunks a row).
 pub(crate) const MAX_LEAVES: usize = 64;
@@ -267,8 +267,8 @@ impl RankedForest {
     }
 
     /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major) through
-    /// `trees` (those the forest was made from) when the processor has AVX2; `false` (nothing
-    /// written) when it has not. `rows` must be valid, of the forest's dimension, every id below
+    /// `trees` (those the forest was made from) when the processor has AVX2 and the rows at
+    /// most `DENSIFY_LIMIT` columns; `false` (nothing written) otherwise. `rows` must be valid, of the forest's dimension, every id below
     /// its row count and `out` of the right length.
     pub(crate) fn leaves_of_rows(
         &self,
@@ -278,7 +278,7 @@ impl RankedForest {
         out: &mut [u32],
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if self.dim <= DENSIFY_LIMIT && std::arch::is_x86_feature_detected!("avx2") {
             assert!(
                 rows.dim() == self.dim
                     && trees.len() == self.trees.len()
@@ -642,6 +642,111 @@ unsafe fn clear<const F: usize, const L: usize, const G: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iforest::leaves_of_rows;
+    use ndarray::{Array2, ArrayView1};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// The bit vectors on ranks, and the block walks, give each tree's walk of each row alone
+    /// (`leaf_of`, itself tested against a reference walk) at their edges: trees of 1, 16, 17,
+    /// 32, 33, 63 and 64 leaves (full isolation of distinct points: 2 and 4 chunks of
+    /// leaves), and trees of 65 to 300 leaves cut at their top (bit vectors down to depth 5,
+    /// then walks) beside small ones; dense and sparse rows (±0 among the values), rows exactly
+    /// on the splits, a count of rows that leaves a partial group and a partial block.
+    #[test]
+    fn bit_vectors_on_ranks_agree_with_the_reference_walk() {
+        use crate::input::CsrRows;
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let d = 5;
+        // Values on a coarse grid, so that many rows sit exactly on a split; zeros of both signs.
+        let x = Array2::from_shape_fn((1500, d), |_| match rng.random_range(0..16u8) {
+            0 => -0.0,
+            v => f64::from(v - 4) / 4.0,
+        });
+        let tree_of = |psi: usize, seed: u64| {
+            let mut sample = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..x.nrows() {
+                let key: Vec<u64> = x.row(i).iter().map(|v| (v + 0.0).to_bits()).collect();
+                if sample.len() < psi && seen.insert(key) {
+                    sample.push(i);
+                }
+            }
+            let points: Vec<ArrayView1<f64>> = sample.iter().map(|&i| x.row(i)).collect();
+            let tree =
+                IsolationTree::build(&points, sample, None, &mut ChaCha8Rng::seed_from_u64(seed));
+            assert_eq!(tree.n_leaves(), psi);
+            tree
+        };
+        // 4 + 15 and 5 + 7 trees: whole sets of eight trees and some more.
+        let small: Vec<IsolationTree> = [1, 16, 17, 32]
+            .into_iter()
+            .chain(2..17)
+            .map(|p| tree_of(p, p as u64))
+            .collect();
+        let large: Vec<IsolationTree> = [33, 63, 64, 5, 1]
+            .into_iter()
+            .chain(40..47)
+            .map(|p| tree_of(p, p as u64))
+            .collect();
+        let cut: Vec<IsolationTree> = [65, 300, 1, 20, 128, 64, 200, 97, 3]
+            .into_iter()
+            .map(|p| tree_of(p, p as u64 + 1000))
+            .collect();
+        assert!(cut.iter().any(|t| t.depth() > 10));
+        // Splits are drawn in (min, max]: put some rows exactly on them.
+        let mut x = x.clone();
+        let on_splits = [
+            &large[2], &large[0], &small[3], &small[2], &small[18], &cut[1], &cut[4],
+        ]
+        .into_iter()
+        .flat_map(|t| t.top(usize::MAX).splits);
+        for (i, split) in on_splits.enumerate() {
+            x[[i, split.attr as usize]] = split.split;
+        }
+        // Stored: the non-zeros and every third explicit zero.
+        let (mut indptr, mut indices, mut values) = (vec![0], Vec::new(), Vec::new());
+        for (i, row) in x.rows().into_iter().enumerate() {
+            for (a, &v) in row.iter().enumerate() {
+                if v != 0.0 || (i + a) % 3 == 0 {
+                    indices.push(a as u32);
+                    values.push(v);
+                }
+            }
+            indptr.push(indices.len());
+        }
+        let csr = CsrRows::new(d, &indptr, &indices, &values).unwrap();
+        // Row counts leaving a group of one row, and of 13 (8 + 5).
+        let long: Vec<usize> = (0..x.nrows()).rev().chain(0..37).collect();
+        let short: Vec<usize> = (100..145).collect();
+        for (trees, ids) in [
+            (&small, &long),
+            (&large, &long),
+            (&cut, &long),
+            (&small, &short),
+            (&large, &short),
+            (&cut, &short),
+        ] {
+            let ranked = RankedForest::new(trees, d).expect("few splits an attribute");
+            for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
+                let mut walked = vec![u32::MAX; ids.len() * trees.len()];
+                leaves_of_rows(trees, rows, ids, &mut walked);
+                let mut out = vec![u32::MAX; ids.len() * trees.len()];
+                if !ranked.leaves_of_rows(trees, rows, ids, &mut out) {
+                    // No AVX2 here: only the walks are tested.
+                    out.clone_from(&walked);
+                }
+                for ((o, w), &i) in out
+                    .chunks_exact(trees.len())
+                    .zip(walked.chunks_exact(trees.len()))
+                    .zip(ids)
+                {
+                    let expected: Vec<u32> = trees.iter().map(|t| t.leaf_of(&x.row(i))).collect();
+                    assert_eq!((o, w), (&expected[..], &expected[..]), "row {i}");
+                }
+            }
+        }
+    }
 
     /// rank_a(x) = #{s ≤ x} by counting, on splits spread evenly, clustered (many in one
     /// bucket), one split, huge and tiny values, at and between the splits.
