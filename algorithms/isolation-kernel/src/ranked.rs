@@ -267,9 +267,10 @@ impl RankedForest {
     }
 
     /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major) through
-    /// `trees` (those the forest was made from) when the processor has AVX2 and the rows at
-    /// most `DENSIFY_LIMIT` columns; `false` (nothing written) otherwise. `rows` must be valid, of the forest's dimension, every id below
-    /// its row count and `out` of the right length.
+    /// `trees` (those the forest was made from) when the processor has AVX2 and the rows have
+    /// at most `DENSIFY_LIMIT` columns; `false` (nothing written) otherwise. `rows` must be
+    /// valid, of the forest's dimension, every id below its row count and `out` of the right
+    /// length.
     pub(crate) fn leaves_of_rows(
         &self,
         trees: &[IsolationTree],
