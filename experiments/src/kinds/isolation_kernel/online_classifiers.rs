@@ -244,6 +244,7 @@ const MAP_CHUNK: usize = 1024;
 
 /// What [`Classifier::map`] gives for some rows: the rows' ids and their φ(x), n × t
 /// row-major (the IK learners), or nothing (the others read the examples themselves).
+#[derive(Default)]
 pub struct Mapped(Option<(Vec<usize>, Vec<u32>)>);
 
 impl Mapped {
@@ -590,17 +591,19 @@ impl Classifier {
         })
     }
 
-    /// φ(x) of the rows `ids` (n × t, row-major); aNNE maps in parallel (the same numbers for
-    /// any thread count), trees walk the rows in blocks.
+    /// φ(x) of the rows `ids` (n × t, row-major) into `out`; aNNE maps in parallel (the same
+    /// numbers for any thread count), trees walk the rows in blocks. `out` is resized to n × t
+    /// (every entry is then written: a buffer of that length is reused as it is).
     fn phi(
         map: &IsolationKernel,
         rows: Rows,
         ids: &[usize],
         seconds: &std::cell::Cell<f64>,
-    ) -> Result<Vec<u32>> {
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
         let clock = Clock::start();
         let t = map.t();
-        let mut out = vec![0u32; ids.len() * t];
+        out.resize(ids.len() * t, 0);
         if matches!(
             map.partitionings(),
             isolation_kernel::Partitionings::Voronoi(_)
@@ -609,31 +612,45 @@ impl Classifier {
                 .zip(ids.par_chunks(64))
                 .try_for_each(|(o, ids)| map.index_rows_of(rows, ids, o))?;
         } else {
-            map.index_rows_of(rows, ids, &mut out)?;
+            map.index_rows_of(rows, ids, out)?;
         }
         seconds.set(seconds.get() + clock.cpu());
-        Ok(out)
+        Ok(())
     }
 
     /// What the learner reads of the rows `ids` besides the examples: their φ(x) for the IK
     /// learners (mapped once, for a test and the learning after it: the map does not depend on
     /// the weights), nothing for the others.
     pub fn map(&self, ex: &Checked, ids: &[usize]) -> Result<Mapped> {
-        Ok(Mapped(match self {
+        let mut mapped = Mapped::default();
+        self.map_into(ex, ids, &mut mapped)?;
+        Ok(mapped)
+    }
+
+    /// [`Self::map`] into `mapped`, reusing its buffers (a stream is mapped a chunk at a time:
+    /// without them each chunk would allocate and clear its t values a row).
+    pub fn map_into(&self, ex: &Checked, ids: &[usize], mapped: &mut Mapped) -> Result<()> {
+        match self {
             Classifier::Isolation {
                 map, map_seconds, ..
-            } => Some((ids.to_vec(), Self::phi(map, ex.rows(), ids, map_seconds)?)),
-            _ => None,
-        }))
+            } => {
+                let (of, phi) = mapped.0.get_or_insert_with(Default::default);
+                of.clear();
+                of.extend_from_slice(ids);
+                Self::phi(map, ex.rows(), ids, map_seconds, phi)?;
+            }
+            _ => mapped.0 = None,
+        }
+        Ok(())
     }
 
     /// Predicts then updates on the rows `ids` in order; returns the number of mistakes
     /// (sign of the pre-update prediction, 0 counted as −1, vs the label). Maps
     /// [`MAP_CHUNK`] rows at a time.
     pub fn train(&mut self, ex: &Checked, ids: &[usize]) -> Result<usize> {
-        let mut mistakes = 0;
+        let (mut mistakes, mut mapped) = (0, Mapped::default());
         for ids in ids.chunks(MAP_CHUNK) {
-            let mapped = self.map(ex, ids)?;
+            self.map_into(ex, ids, &mut mapped)?;
             mistakes += self.train_mapped(ex, ids, &mapped)?;
         }
         Ok(mistakes)
@@ -678,9 +695,10 @@ impl Classifier {
     /// Test-mode predictions of the rows `ids` (no update; NOGD: averaged weights); returns
     /// the number of correct labels. Maps [`MAP_CHUNK`] rows at a time.
     pub fn test(&self, ex: &Checked, ids: &[usize]) -> Result<usize> {
-        let mut correct = 0;
+        let (mut correct, mut mapped) = (0, Mapped::default());
         for ids in ids.chunks(MAP_CHUNK) {
-            correct += self.test_mapped(ex, ids, &self.map(ex, ids)?)?;
+            self.map_into(ex, ids, &mut mapped)?;
+            correct += self.test_mapped(ex, ids, &mapped)?;
         }
         Ok(correct)
     }
@@ -1098,8 +1116,16 @@ mod tests {
             let build = || Classifier::build(&p, 16, &all, &mut ChaCha8Rng::seed_from_u64(4));
             let (mut once, mut twice) = (build().unwrap(), build().unwrap());
             let (mut correct, mut mistakes) = ([0; 2], [0; 2]);
-            for block in ids.chunks(70) {
-                let mapped = once.map(&all, block).unwrap();
+            // One buffer reused for blocks of 70, 25 and 110 rows in turn (shrinking, growing).
+            let mut mapped = Mapped::default();
+            let mut rest = &ids[..];
+            for size in [70, 25, 110].into_iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (block, after) = rest.split_at(size.min(rest.len()));
+                rest = after;
+                once.map_into(&all, block, &mut mapped).unwrap();
                 correct[0] += once.test_mapped(&all, block, &mapped).unwrap();
                 mistakes[0] += once.train_mapped(&all, block, &mapped).unwrap();
                 let (c, m) = row_by_row(&mut twice, &ex, block);

@@ -34,7 +34,7 @@ use crate::kinds::common::params::read_by;
 use crate::kinds::isolation_kernel::authors::{self, Learner, ONLINE_BLOCK};
 use crate::kinds::isolation_kernel::binary::{require_classification, BinarySplit, Examples};
 use crate::kinds::isolation_kernel::online_classifiers::{
-    choose_psi, Classifier, Method, WithLearner,
+    choose_psi, Classifier, Mapped, Method, WithLearner,
 };
 use crate::kinds::{ColumnDoc, Kind, Params};
 use crate::table::{row, Row, Value};
@@ -405,10 +405,11 @@ fn run_stream(all: &Examples, params: &StreamParams, ctx: &CellContext) -> Resul
     let at = checkpoint_blocks(blocks.len(), s.checkpoints);
     let (mut tested, mut correct) = (0usize, 0usize);
     let mut rows = Vec::with_capacity(at.len());
+    let mut mapped = Mapped::default();
     for (j, block) in blocks.iter().enumerate() {
         // Each block's rows mapped once (IK), for the test and the learning after it.
         let part = Clock::start();
-        let mapped = learner.map(&all, block)?;
+        learner.map_into(&all, block, &mut mapped)?;
         correct += learner.test_mapped(&all, block, &mapped)?;
         test_seconds += part.cpu();
         let part = Clock::start();
