@@ -270,12 +270,10 @@ impl<'a> Parser<'a> {
                 _ => return self.drop_row(row_start),
             }
             let digits = i;
-            let mut idx = 0usize;
-            while b[i].is_ascii_digit() {
-                idx = idx.wrapping_mul(10).wrapping_add(usize::from(b[i] - b'0'));
-                i += 1;
-            }
-            // At most 18 digits: no wrap.
+            let (idx, end) = digit_run(&numbers, i, 0);
+            i = end;
+            // At most 18 digits: no wrap, and a usize.
+            let idx = idx as usize;
             if (b[i] != b':')
                 | (i == digits)
                 | (i - digits > 18)
@@ -521,14 +519,8 @@ fn token_end(b: &[u8], mut pos: usize) -> usize {
 /// `(index, value, end of token)`. Such a token means the same to [`Parser::token`].
 fn fast_entry(b: &[u8], pos: usize) -> Option<(usize, f64, usize)> {
     // At most 19 digits, below 10^19 < 2^64.
-    let digits_end = b.len().min(pos + 19);
-    let mut i = pos;
-    let mut idx = 0u64;
-    while i < digits_end && b[i].is_ascii_digit() {
-        idx = 10 * idx + u64::from(b[i] - b'0');
-        i += 1;
-    }
-    if i == pos || b.get(i) != Some(&b':') {
+    let (idx, i) = digit_run(&Sliced(b), pos, 0);
+    if i == pos || i - pos > 19 || b.get(i) != Some(&b':') {
         return None;
     }
     let idx = usize::try_from(idx).ok()?;
@@ -611,6 +603,17 @@ impl Bytes for Ended<'_> {
     }
 }
 
+/// The decimal digits from `b[i..]` appended to `acc` (`10·acc + d`, wrapping: the caller
+/// bounds the count of digits) and the position after them.
+#[inline(always)]
+fn digit_run(b: &impl Bytes, mut i: usize, mut acc: u64) -> (u64, usize) {
+    while b.at(i).is_ascii_digit() {
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(b.at(i) - b'0'));
+        i += 1;
+    }
+    (acc, i)
+}
+
 /// [`fast_f64`] of the number at `b[start..]`: its value and the position after it. The checks
 /// that a number needs no other path are made once each, not digit by digit.
 #[inline(always)]
@@ -619,21 +622,14 @@ fn clinger(b: &impl Bytes, start: usize) -> Option<(f64, usize)> {
     let negative = sign == b'-';
     let mut i = start + usize::from(sign == b'-' || sign == b'+');
     // Wrapping: more than 19 digits are rejected below, before `m` is used.
-    let mut m = 0u64;
     let digits = i;
-    while b.at(i).is_ascii_digit() {
-        m = m.wrapping_mul(10).wrapping_add(u64::from(b.at(i) - b'0'));
-        i += 1;
-    }
+    let (mut m, end) = digit_run(b, i, 0);
+    i = end;
     let mut n_digits = i - digits;
     let mut e = 0i64;
     if b.at(i) == b'.' {
-        i += 1;
-        let fraction = i;
-        while b.at(i).is_ascii_digit() {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(b.at(i) - b'0'));
-            i += 1;
-        }
+        let fraction = i + 1;
+        (m, i) = digit_run(b, fraction, m);
         n_digits += i - fraction;
         e = -((i - fraction) as i64);
     }
@@ -648,14 +644,12 @@ fn clinger(b: &impl Bytes, start: usize) -> Option<(f64, usize)> {
         i += usize::from(sign == b'-' || sign == b'+');
         // Wrapping: more than 4 digits are rejected below.
         let digits = i;
-        let mut exp = 0i64;
-        while b.at(i).is_ascii_digit() {
-            exp = exp.wrapping_mul(10).wrapping_add(i64::from(b.at(i) - b'0'));
-            i += 1;
-        }
+        let (exp, end) = digit_run(b, i, 0);
+        i = end;
         if (i == digits) | (i - digits > 4) {
             return None;
         }
+        let exp = exp as i64;
         e += if exp_negative { -exp } else { exp };
     }
     if !(-22..=22).contains(&e) {
