@@ -174,8 +174,8 @@ impl IsolationTree {
 
     /// The top of the tree above depth `h`, for the bit vectors of [`crate::ranked`]
     /// (QuickScorer): its exits, the nodes at depth h and the leaves above it, by node index in
-    /// pre-order; and its split nodes above depth h, each as `(attribute, split, lo, hi)` where
-    /// its left subtree holds the exits lo..hi. With h above the tree's depth the exits are the
+    /// pre-order; and its split nodes above depth h ([`TopSplit`]), each with the exits lo..hi
+    /// its left subtree holds. With h above the tree's depth the exits are the
     /// leaves (exit i is leaf i). A point that does *not* go left at a node cannot reach the
     /// exits of its left subtree, and the point's exit is the lowest exit no such node clears
     /// (that exit is never cleared, since a node clearing it would have sent the point left,

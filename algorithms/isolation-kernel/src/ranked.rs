@@ -172,15 +172,17 @@ pub(crate) struct RankedForest {
     /// Chunks of 16 exits a row: 2 (at most 32 exits a tree) or 4.
     chunks: usize,
     trees: Vec<RankedTree>,
-    /// Whether some tree is cut (its rows' values are then needed for the walks).
-    walks: bool,
 }
 
 impl RankedForest {
     /// The ranked form of `trees` for rows of `dim` columns, or `None` where the bit vectors do
-    /// not apply: an attribute of more than 32,767 distinct splits (in the trees' tops), or an
-    /// attribute at or above `dim`.
+    /// not apply: rows of more than `DENSIFY_LIMIT` columns (mapped row by row, so no table of
+    /// `dim` entries is made for them), an attribute of more than 32,767 distinct splits (in the
+    /// trees' tops), or an attribute at or above `dim`.
     pub(crate) fn new(trees: &[IsolationTree], dim: usize) -> Option<Self> {
+        if dim > DENSIFY_LIMIT {
+            return None;
+        }
         // Each tree's top, and for a cut tree the steps of the walk below it.
         let tops: Vec<(Top, Option<usize>)> = trees
             .iter()
@@ -216,7 +218,6 @@ impl RankedForest {
             .iter()
             .map(|a| Lanes([a.as_ref().map_or(0, |a| a.rank(0.0)); LANES]))
             .collect();
-        let walks = tops.iter().any(|(_, steps)| steps.is_some());
         let trees = tops
             .into_iter()
             .map(|(top, steps)| {
@@ -262,15 +263,13 @@ impl RankedForest {
             zero_ranks,
             chunks: if exits <= 2 * LANES { 2 } else { 4 },
             trees,
-            walks,
         })
     }
 
     /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major) through
-    /// `trees` (those the forest was made from) when the processor has AVX2 and the rows have
-    /// at most `DENSIFY_LIMIT` columns; `false` (nothing written) otherwise. `rows` must be
-    /// valid, of the forest's dimension, every id below its row count and `out` of the right
-    /// length.
+    /// `trees` (those the forest was made from) when the processor has AVX2; `false` (nothing
+    /// written) when it has not. `rows` must be valid, of the forest's dimension, every id below
+    /// its row count and `out` of the right length.
     pub(crate) fn leaves_of_rows(
         &self,
         trees: &[IsolationTree],
@@ -279,7 +278,7 @@ impl RankedForest {
         out: &mut [u32],
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if self.dim <= DENSIFY_LIMIT && std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") {
             assert!(
                 rows.dim() == self.dim
                     && trees.len() == self.trees.len()
@@ -361,6 +360,8 @@ impl RankedForest {
         out: &mut [u32],
     ) {
         let (t, dim) = (self.trees.len(), self.dim);
+        // Whether some tree is cut: its rows' values are then needed for the walks.
+        let walks = self.trees.iter().any(|tree| tree.exits.is_some());
         let groups = (BLOCK_BYTES / (dim * std::mem::size_of::<Lanes>())).max(2);
         let mut scratch = SCRATCH.take();
         let Scratch {
@@ -370,7 +371,7 @@ impl RankedForest {
         } = &mut scratch;
         block.resize(groups * dim, Lanes([0; LANES]));
         // The rows' values for the walks below the cut trees' tops.
-        values.resize(if self.walks { groups * LANES * dim } else { 0 }, 0.0);
+        values.resize(if walks { groups * LANES * dim } else { 0 }, 0.0);
         // leaves[g · t + b]: the leaves of group g's rows in tree b.
         leaves.resize(groups * t, Leaves([0; LANES]));
         let per_block = groups * LANES;
@@ -378,7 +379,7 @@ impl RankedForest {
             let n_groups = ids.len().div_ceil(LANES);
             let block = &mut block[..n_groups * dim];
             self.rank_rows(rows, ids, block);
-            if self.walks {
+            if walks {
                 densify_block(rows, ids, &mut values[..n_groups * LANES * dim]);
             }
             for (b, (tree, ranked)) in trees.iter().zip(&self.trees).enumerate() {
@@ -729,6 +730,8 @@ mod tests {
             (&cut, &short),
         ] {
             let ranked = RankedForest::new(trees, d).expect("few splits an attribute");
+            // Rows too wide to densify are mapped row by row: no ranked form for them.
+            assert!(RankedForest::new(trees, DENSIFY_LIMIT + 1).is_none());
             for rows in [Rows::Dense(x.view()), Rows::Sparse(csr)] {
                 let mut walked = vec![u32::MAX; ids.len() * trees.len()];
                 leaves_of_rows(trees, rows, ids, &mut walked);
