@@ -90,6 +90,37 @@ fn check_sparse(
     Ok(())
 }
 
+/// Whether every row of a CSR matrix whose `indptr` runs from 0 to nnz is valid as
+/// [`check_sparse`] says: `indptr` non-decreasing, indices strictly increasing within each row and
+/// below `dim`, values finite. The same verdict as the row-by-row checks, from passes over whole
+/// arrays that the compiler vectorises, and one look per row: an index that does not exceed the
+/// one before it is allowed only at the first entry of a row, so the rows are increasing iff the
+/// whole array has as many such drops as the row starts have; and every index is below `dim` iff
+/// the largest is. (ijcnn1's 141,691 rows, 1.9 M entries: about a third of the row-by-row time.)
+fn valid_rows(dim: usize, indptr: &[usize], indices: &[u32], values: &[f64]) -> bool {
+    // Passes without an early exit, over chunks: vectorised.
+    const CHUNK: usize = 1024;
+    let finite = values
+        .chunks(CHUNK)
+        .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()));
+    let below = indices.iter().fold(0, |m, &a| m.max(a)) as usize;
+    let drops: usize = indices
+        .windows(2)
+        .map(|w| usize::from(w[0] >= w[1]))
+        .sum();
+    let mut ordered = true;
+    let mut drops_at_starts = 0;
+    for w in indptr.windows(2) {
+        let (start, end) = (w[0], w[1]);
+        ordered &= start <= end;
+        // A non-empty row after the first entry: is its first index a drop?
+        if start > 0 && start < end && end <= indices.len() {
+            drops_at_starts += usize::from(indices[start - 1] >= indices[start]);
+        }
+    }
+    finite && ordered && drops == drops_at_starts && (indices.is_empty() || below < dim)
+}
+
 /// A borrowed CSR matrix: row `i` holds entries `indptr[i]..indptr[i + 1]` of `indices` and
 /// `values` (the layout of `datasets::sparse::CsrMatrix`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,11 +153,14 @@ impl<'a> CsrRows<'a> {
                 format!("indptr must run from 0 to nnz = {}", indices.len()),
             );
         }
-        for (i, w) in indptr.windows(2).enumerate() {
-            if w[0] > w[1] || w[1] > indices.len() {
-                return bad(i, "indptr decreases or exceeds nnz".into());
+        if !valid_rows(dim, indptr, indices, values) {
+            // Which row is wrong, and how, by the checks of one row.
+            for (i, w) in indptr.windows(2).enumerate() {
+                if w[0] > w[1] || w[1] > indices.len() {
+                    return bad(i, "indptr decreases or exceeds nnz".into());
+                }
+                check_sparse(i, &indices[w[0]..w[1]], &values[w[0]..w[1]], dim)?;
             }
-            check_sparse(i, &indices[w[0]..w[1]], &values[w[0]..w[1]], dim)?;
         }
         Ok(Self {
             dim,
@@ -385,5 +419,73 @@ impl Point for SparseRow<'_> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+
+    /// The verdict of the checks of one row, row by row (what `valid_rows` must agree with).
+    fn row_by_row(dim: usize, indptr: &[usize], indices: &[u32], values: &[f64]) -> bool {
+        indptr.windows(2).all(|w| {
+            w[0] <= w[1]
+                && w[1] <= indices.len()
+                && check_sparse(0, &indices[w[0]..w[1]], &values[w[0]..w[1]], dim).is_ok()
+        })
+    }
+
+    #[test]
+    fn whole_array_checks_agree_with_the_row_by_row_checks() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let (mut valid, mut invalid) = (0, 0);
+        for case in 0..20_000 {
+            let dim = rng.random_range(1..8);
+            let n = rng.random_range(0..6);
+            let mut indptr = vec![0];
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            for _ in 0..n {
+                for a in 0..dim as u32 {
+                    if rng.random_bool(0.5) {
+                        indices.push(a);
+                        values.push(rng.random_range(-1.0..1.0));
+                    }
+                }
+                indptr.push(indices.len());
+            }
+            // One fault at most, of each kind the checks look for.
+            let nnz = indices.len();
+            match case % 7 {
+                1 if nnz > 0 => indices[rng.random_range(0..nnz)] = rng.random_range(0..9),
+                2 if nnz > 0 => values[rng.random_range(0..nnz)] = f64::NAN,
+                3 if nnz > 0 => values[rng.random_range(0..nnz)] = f64::NEG_INFINITY,
+                4 if n > 1 => {
+                    let k = rng.random_range(1..n);
+                    indptr[k] = rng.random_range(0..=nnz);
+                }
+                5 if nnz > 1 => {
+                    let k = rng.random_range(1..nnz);
+                    indices.swap(k - 1, k);
+                }
+                _ => {}
+            }
+            let want = row_by_row(dim, &indptr, &indices, &values);
+            assert_eq!(
+                valid_rows(dim, &indptr, &indices, &values),
+                want,
+                "dim {dim}, indptr {indptr:?}, indices {indices:?}, values {values:?}"
+            );
+            assert_eq!(CsrRows::new(dim, &indptr, &indices, &values).is_ok(), want);
+            if want {
+                valid += 1;
+            } else {
+                invalid += 1;
+            }
+        }
+        // Both verdicts were exercised, often.
+        assert!(valid > 5_000 && invalid > 5_000, "{valid} valid, {invalid} invalid");
     }
 }
