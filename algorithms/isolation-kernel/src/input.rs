@@ -104,10 +104,7 @@ fn valid_rows(dim: usize, indptr: &[usize], indices: &[u32], values: &[f64]) -> 
         .chunks(CHUNK)
         .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite()));
     let below = indices.iter().fold(0, |m, &a| m.max(a)) as usize;
-    let drops: usize = indices
-        .windows(2)
-        .map(|w| usize::from(w[0] >= w[1]))
-        .sum();
+    let drops: usize = indices.windows(2).map(|w| usize::from(w[0] >= w[1])).sum();
     let mut ordered = true;
     let mut drops_at_starts = 0;
     for w in indptr.windows(2) {
@@ -486,6 +483,9 @@ mod tests {
             }
         }
         // Both verdicts were exercised, often.
-        assert!(valid > 5_000 && invalid > 5_000, "{valid} valid, {invalid} invalid");
+        assert!(
+            valid > 5_000 && invalid > 5_000,
+            "{valid} valid, {invalid} invalid"
+        );
     }
 }

@@ -511,7 +511,11 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
             // SAFETY: [first, last) lies inside the allocation of `v`, which this process owns;
             // MADV_HUGEPAGE changes how its pages are backed, never what they hold.
             unsafe {
-                libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
     }
