@@ -119,13 +119,16 @@ impl AttributeRanks {
     /// rank_a(x) = #{s ∈ S_a : s ≤ x}, for `x` not NaN.
     #[inline(always)]
     fn rank(&self, x: f64) -> i16 {
-        let start = self.starts[self.bucket(x)];
+        // SAFETY: the bucket is at most `last`, the index of the last of `starts`; a bucket's
+        // start counts splits, at most all n of them, and `splits` holds n + 1 values.
+        let start = unsafe { *self.starts.get_unchecked(self.bucket(x)) };
         let r = usize::from(start & !OVERFULL);
         // A bucket of one split at most: that split, or a later bucket's (above x), or the NaN.
-        let one = r + usize::from(self.splits[r] <= x);
+        let one = r + usize::from(unsafe { *self.splits.get_unchecked(r) } <= x);
         if start & OVERFULL == 0 {
             return one as i16;
         }
+        // The NaN at index n stops the scan.
         let mut r = r;
         while self.splits[r] <= x {
             r += 1;
@@ -284,6 +287,14 @@ impl RankedForest {
                     && trees.len() == self.trees.len()
                     && out.len() == ids.len() * self.trees.len()
             );
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+            {
+                // SAFETY: the processor has these features (detected just above).
+                unsafe { self.leaves_of_rows_avx512(trees, rows, ids, out) };
+                return true;
+            }
             // SAFETY: the processor has AVX2 (detected just above).
             unsafe { self.leaves_of_rows_avx2(trees, rows, ids, out) };
             return true;
@@ -331,12 +342,21 @@ impl RankedForest {
                 for group in block.chunks_exact_mut(dim) {
                     group.copy_from_slice(&self.zero_ranks);
                 }
+                debug_assert_eq!(self.attributes.len(), dim);
                 for (p, &i) in ids.iter().enumerate() {
                     let group = &mut block[p / LANES * dim..][..dim];
                     let row = x.row(i);
                     for (&a, &v) in row.indices().iter().zip(row.values()) {
-                        if let Some(ranks) = &self.attributes[a as usize] {
-                            group[a as usize].0[p % LANES] = ranks.rank(v);
+                        // SAFETY: a < dim, the length of `group` and of `attributes` (a valid
+                        // CSR row of the forest's dimension, asserted by the caller).
+                        let (lanes, ranks) = unsafe {
+                            (
+                                group.get_unchecked_mut(a as usize),
+                                self.attributes.get_unchecked(a as usize),
+                            )
+                        };
+                        if let Some(ranks) = ranks {
+                            lanes.0[p % LANES] = ranks.rank(v);
                         }
                     }
                 }
@@ -344,15 +364,47 @@ impl RankedForest {
         }
     }
 
+    /// [`Self::leaves_of_rows_simd`] compiled for AVX2. Call only where the processor has it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn leaves_of_rows_avx2(
+        &self,
+        trees: &[IsolationTree],
+        rows: Rows,
+        ids: &[usize],
+        out: &mut [u32],
+    ) {
+        // SAFETY: AVX2, this function's target.
+        unsafe { self.leaves_of_rows_simd(trees, rows, ids, out) }
+    }
+
+    /// [`Self::leaves_of_rows_simd`] compiled for AVX-512 (F, VL, BW): the same AVX2
+    /// intrinsics, whose `andnot(and(·, ·), ·)` of each node's clearing the compiler then fuses
+    /// into one three-input logic instruction (`vpternlog`). Call only where the processor has
+    /// these features.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw")]
+    unsafe fn leaves_of_rows_avx512(
+        &self,
+        trees: &[IsolationTree],
+        rows: Rows,
+        ids: &[usize],
+        out: &mut [u32],
+    ) {
+        // SAFETY: AVX2 and AVX-512, this function's target.
+        unsafe { self.leaves_of_rows_simd(trees, rows, ids, out) }
+    }
+
     /// [`Self::leaves_of_rows`] by AVX2 intrinsics: the rows' ranks a block at a time (and
     /// their values, where trees are cut), then every tree over the whole block, two groups of
     /// 16 rows at a time (each node's vectors read once for both), the rows of a cut tree
     /// walking on from their exits, the leaves kept a group and a tree to a cache line and
-    /// written to `out` row by row at the end of the block. Call only where the processor has
-    /// AVX2.
+    /// written to `out` row by row at the end of the block. Inlined, with the functions below
+    /// it, into each entry point above (so compiled for that entry's instruction set); call
+    /// only from one of them.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn leaves_of_rows_avx2(
+    #[inline(always)]
+    unsafe fn leaves_of_rows_simd(
         &self,
         trees: &[IsolationTree],
         rows: Rows,
@@ -386,20 +438,20 @@ impl RankedForest {
                 let mut g = 0;
                 while g < n_groups {
                     let pair = usize::from(g + 1 < n_groups) + 1;
-                    // SAFETY: AVX2 (this function's target); every run's attributes are below
+                    // SAFETY: AVX2 (the entry point's target); every run's attributes are below
                     // dim (checked when the forest was made), the length of each group.
                     let exits = unsafe {
                         if pair == 2 {
                             let groups = [&block[g * dim..][..dim], &block[(g + 1) * dim..][..dim]];
                             match self.chunks {
-                                2 => exit_leaves_avx2::<2, 2>(&ranked.runs, groups),
-                                _ => exit_leaves_avx2::<4, 2>(&ranked.runs, groups),
+                                2 => exit_leaves::<2, 2>(&ranked.runs, groups),
+                                _ => exit_leaves::<4, 2>(&ranked.runs, groups),
                             }
                         } else {
                             let groups = [&block[g * dim..][..dim]];
                             let [one] = match self.chunks {
-                                2 => exit_leaves_avx2::<2, 1>(&ranked.runs, groups),
-                                _ => exit_leaves_avx2::<4, 1>(&ranked.runs, groups),
+                                2 => exit_leaves::<2, 1>(&ranked.runs, groups),
+                                _ => exit_leaves::<4, 1>(&ranked.runs, groups),
                             };
                             [one, one]
                         }
@@ -427,8 +479,8 @@ impl RankedForest {
                 }
             }
             for (group, out) in leaves.chunks_exact(t).zip(out.chunks_mut(LANES * t)) {
-                // SAFETY: AVX2 (this function's target).
-                unsafe { write_rows_avx2(group, out, t) };
+                // SAFETY: AVX2 (the entry point's target).
+                unsafe { write_rows(group, out, t) };
             }
         }
         SCRATCH.set(scratch);
@@ -451,11 +503,11 @@ thread_local! {
 
 /// The leaves of a group's rows, `group[b]` those in tree b, into `out` row by row (`t` a row;
 /// `out` holds the group's first `out.len() / t` rows): eight trees of eight rows at a time by
-/// an 8 × 8 transpose in registers, the rest one by one. Call only where the processor has
+/// an 8 × 8 transpose in registers, the rest one by one. Call only from an entry point compiled for
 /// AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn write_rows_avx2(group: &[Leaves], out: &mut [u32], t: usize) {
+#[inline(always)]
+unsafe fn write_rows(group: &[Leaves], out: &mut [u32], t: usize) {
     use std::arch::x86_64::*;
     let rows = out.len() / t;
     let whole = t / 8 * 8;
@@ -518,11 +570,11 @@ struct Leaves([u32; LANES]);
 
 /// The exit leaves of the rows of `G` groups of 16 (their ranks `groups`, one [`Lanes`] per
 /// attribute each) in the tree of runs `runs`. `K` chunks of candidate leaves a row (2 or 4).
-/// Call only where the processor has AVX2, with every attribute of `runs` below the length of
+/// Call only from an entry point compiled for AVX2, with every attribute of `runs` below the length of
 /// each group.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn exit_leaves_avx2<const K: usize, const G: usize>(
+#[inline(always)]
+unsafe fn exit_leaves<const K: usize, const G: usize>(
     runs: &[Run],
     groups: [&[Lanes]; G],
 ) -> [Leaves; G] {
@@ -557,10 +609,9 @@ unsafe fn exit_leaves_avx2<const K: usize, const G: usize>(
 /// The lowest leaf left in each row's candidate sets (`K` chunks of 16 leaves, 2 or 4): chunks
 /// 0 and 1 as 32-bit lanes (rows 0-3 and 8-11, then 4-7 and 12-15), their lowest bit by the
 /// exponent of its value as a float; with four chunks, 32 + that of chunks 2 and 3 where 0 and
-/// 1 are empty. Call only where the processor has AVX2.
+/// 1 are empty. Call only from an entry point compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
+#[inline(always)]
 unsafe fn lowest_leaves<const K: usize>(sets: [std::arch::x86_64::__m256i; 4]) -> Leaves {
     use std::arch::x86_64::*;
     let lowest = |x: __m256i| {
@@ -605,11 +656,10 @@ unsafe fn lowest_leaves<const K: usize>(sets: [std::arch::x86_64::__m256i; 4]) -
 
 /// The nodes of `run` (whose left subtrees lie in chunks `F..=L`) applied to the candidate sets
 /// of the rows of `G` groups: where a row's rank is above the node's pos(s) (its left test
-/// fails), the node's left leaves are cleared. Call only where the processor has AVX2, with
+/// fails), the node's left leaves are cleared. Call only from an entry point compiled for AVX2, with
 /// every attribute of `run` below the length of each group.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
+#[inline(always)]
 unsafe fn clear<const F: usize, const L: usize, const G: usize>(
     sets: &mut [[std::arch::x86_64::__m256i; 4]; G],
     run: &Run,
