@@ -167,6 +167,27 @@ impl<'a> CsrRows<'a> {
         })
     }
 
+    /// The matrix of [`Self::new`] without its checks, for arrays already known to pass them
+    /// (checked once, then mapped many times).
+    ///
+    /// # Safety
+    /// `CsrRows::new` must accept these very arguments: the maps read rows without bounds
+    /// checks on that promise.
+    pub unsafe fn new_unchecked(
+        dim: usize,
+        indptr: &'a [usize],
+        indices: &'a [u32],
+        values: &'a [f64],
+    ) -> Self {
+        debug_assert!(Self::new(dim, indptr, indices, values).is_ok());
+        Self {
+            dim,
+            indptr,
+            indices,
+            values,
+        }
+    }
+
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
         self.indptr.len() - 1
