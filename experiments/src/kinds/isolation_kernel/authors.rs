@@ -246,7 +246,12 @@ pub fn svmlight(examples: &Examples) -> String {
 fn write_value(text: &mut String, v: f32, scratch: &mut String) {
     scratch.clear();
     let _ = write!(scratch, "{v:e}");
-    let (mantissa, exponent) = scratch.split_once('e').unwrap_or((scratch.as_str(), "0"));
+    // `{:e}` always writes an `e` (a byte search: this runs for every value of a file).
+    let e = scratch
+        .bytes()
+        .position(|b| b == b'e')
+        .unwrap_or(scratch.len());
+    let (mantissa, exponent) = (&scratch[..e], scratch.get(e + 1..).unwrap_or("0"));
     let digits = mantissa.bytes().filter(u8::is_ascii_digit).count() as i64;
     // The power of ten of the last significant digit: above 0, plain notation would append
     // zeros (`1500` for 1.5e3).
