@@ -790,6 +790,14 @@ mod tests {
                     // No AVX2 here: only the walks are tested.
                     out.clone_from(&walked);
                 }
+                // The AVX2 build too where the dispatch took the AVX-512 one.
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut avx2 = vec![u32::MAX; out.len()];
+                    // SAFETY: AVX2 (detected); the arguments are those of the call above.
+                    unsafe { ranked.leaves_of_rows_avx2(trees, rows, ids, &mut avx2) };
+                    assert_eq!(avx2, out);
+                }
                 for ((o, w), &i) in out
                     .chunks_exact(trees.len())
                     .zip(walked.chunks_exact(trees.len()))
