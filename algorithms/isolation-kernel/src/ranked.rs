@@ -280,27 +280,14 @@ impl RankedForest {
         ids: &[usize],
         out: &mut [u32],
     ) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            assert!(
-                rows.dim() == self.dim
-                    && trees.len() == self.trees.len()
-                    && out.len() == ids.len() * self.trees.len()
-            );
-            if std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512vl")
-                && std::arch::is_x86_feature_detected!("avx512bw")
-            {
-                // SAFETY: the processor has these features (detected just above).
-                unsafe { self.leaves_of_rows_avx512(trees, rows, ids, out) };
-                return true;
-            }
-            // SAFETY: the processor has AVX2 (detected just above).
-            unsafe { self.leaves_of_rows_avx2(trees, rows, ids, out) };
-            return true;
-        }
-        let _ = (trees, rows, ids, out);
-        false
+        assert!(
+            rows.dim() == self.dim
+                && trees.len() == self.trees.len()
+                && out.len() == ids.len() * self.trees.len()
+        );
+        let mut mapped = true;
+        map_block(self, trees, rows, ids, out, &mut mapped);
+        mapped
     }
 
     /// The ranks of the rows `ids` (at most whole groups of [`LANES`]) into `block`: row p's
@@ -364,43 +351,12 @@ impl RankedForest {
         }
     }
 
-    /// [`Self::leaves_of_rows_simd`] compiled for AVX2. Call only where the processor has it.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn leaves_of_rows_avx2(
-        &self,
-        trees: &[IsolationTree],
-        rows: Rows,
-        ids: &[usize],
-        out: &mut [u32],
-    ) {
-        // SAFETY: AVX2, this function's target.
-        unsafe { self.leaves_of_rows_simd(trees, rows, ids, out) }
-    }
-
-    /// [`Self::leaves_of_rows_simd`] compiled for AVX-512 (F, VL, BW): the same AVX2
-    /// intrinsics, whose `andnot(and(·, ·), ·)` of each node's clearing the compiler then fuses
-    /// into one three-input logic instruction (`vpternlog`). Call only where the processor has
-    /// these features.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw")]
-    unsafe fn leaves_of_rows_avx512(
-        &self,
-        trees: &[IsolationTree],
-        rows: Rows,
-        ids: &[usize],
-        out: &mut [u32],
-    ) {
-        // SAFETY: AVX2 and AVX-512, this function's target.
-        unsafe { self.leaves_of_rows_simd(trees, rows, ids, out) }
-    }
-
     /// [`Self::leaves_of_rows`] by AVX2 intrinsics: the rows' ranks a block at a time (and
     /// their values, where trees are cut), then every tree over the whole block, two groups of
     /// 16 rows at a time (each node's vectors read once for both), the rows of a cut tree
     /// walking on from their exits, the leaves kept a group and a tree to a cache line and
     /// written to `out` row by row at the end of the block. Inlined, with the functions below
-    /// it, into each entry point above (so compiled for that entry's instruction set); call
+    /// it, into each tier of [`map_block`] (so compiled for that tier's instruction set); call
     /// only from one of them.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
@@ -486,6 +442,59 @@ impl RankedForest {
         SCRATCH.set(scratch);
     }
 }
+
+/// [`RankedForest::leaves_of_rows_simd`] as the body of the tiers of [`map_block`].
+///
+/// # Safety
+/// Only through a tier compiled for AVX2 or wider, with the arguments `leaves_of_rows` checks.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn map_block_simd(
+    forest: &RankedForest,
+    trees: &[IsolationTree],
+    rows: Rows<'_>,
+    ids: &[usize],
+    out: &mut [u32],
+    _mapped: &mut bool,
+) {
+    // SAFETY: the caller's promise.
+    unsafe { forest.leaves_of_rows_simd(trees, rows, ids, out) }
+}
+
+/// No vector unit to map with: nothing written, `mapped` false.
+fn map_block_none(
+    _forest: &RankedForest,
+    _trees: &[IsolationTree],
+    _rows: Rows<'_>,
+    _ids: &[usize],
+    _out: &mut [u32],
+    mapped: &mut bool,
+) {
+    *mapped = false;
+}
+
+#[cfg(target_arch = "x86_64")]
+kernel_core::widest_vectors! {
+    /// The block map of [`RankedForest::leaves_of_rows`] with AVX-512 (F, VL, BW: the same AVX2
+    /// intrinsics, each node's `andnot(and)` then fused into one `vpternlog`) or AVX2, else
+    /// nothing (`mapped` set false).
+    fn map_block(
+        forest: &RankedForest,
+        trees: &[IsolationTree],
+        rows: Rows<'_>,
+        ids: &[usize],
+        out: &mut [u32],
+        mapped: &mut bool,
+    );
+    body map_block_simd;
+    tier map_block_avx512 = "avx2,avx512f,avx512vl,avx512bw" if "avx2", "avx512f", "avx512vl", "avx512bw";
+    tier map_block_avx2 = "avx2" if "avx2";
+    fallback map_block_none;
+}
+
+/// Elsewhere: no vector map.
+#[cfg(not(target_arch = "x86_64"))]
+use map_block_none as map_block;
 
 /// The buffers of [`RankedForest::leaves_of_rows`], kept by each thread between calls (a
 /// stream is mapped a thousand rows at a time: without them each call would allocate and
@@ -795,7 +804,7 @@ mod tests {
                 if std::arch::is_x86_feature_detected!("avx2") {
                     let mut avx2 = vec![u32::MAX; out.len()];
                     // SAFETY: AVX2 (detected); the arguments are those of the call above.
-                    unsafe { ranked.leaves_of_rows_avx2(trees, rows, ids, &mut avx2) };
+                    unsafe { map_block_avx2(&ranked, trees, rows, ids, &mut avx2, &mut true) };
                     assert_eq!(avx2, out);
                 }
                 for ((o, w), &i) in out
