@@ -30,6 +30,26 @@ impl CsrMatrix {
         }
     }
 
+    /// [`Self::from_parts`] without its checks, for parts that hold the invariants by
+    /// construction (the svmlight parser's: it checks each index as it reads it). Debug builds
+    /// check them anyway.
+    pub(crate) fn from_valid_parts(
+        n_cols: usize,
+        indptr: Vec<usize>,
+        indices: Vec<u32>,
+        values: Vec<f64>,
+    ) -> CsrMatrix {
+        debug_assert!(
+            Self::from_parts(n_cols, indptr.clone(), indices.clone(), values.clone()).is_ok()
+        );
+        CsrMatrix {
+            n_cols,
+            indptr,
+            indices,
+            values,
+        }
+    }
+
     /// Builds a matrix from its parts, checking the invariants of the module docs.
     pub fn from_parts(
         n_cols: usize,

@@ -484,13 +484,11 @@ impl<'a> Parser<'a> {
         self.indices.shrink_to_fit();
         self.values.shrink_to_fit();
         let width = self.n_features.unwrap_or(self.max_index);
-        let x =
-            CsrMatrix::from_parts(width, self.indptr, self.indices, self.values).map_err(|e| {
-                DatasetError::Format {
-                    path: self.source.to_path_buf(),
-                    message: e.to_string(),
-                }
-            })?;
+        // The parse holds the matrix's invariants: each row's indices strictly increasing (an
+        // index at or below the row's largest is checked for a repeat, then the row sorted),
+        // every index below the width (at most `n_features`, else counted in `max_index`), and
+        // the width at most MAX_ALLOWED (checked at the start), so its columns fit u32.
+        let x = CsrMatrix::from_valid_parts(width, self.indptr, self.indices, self.values);
         Ok((x, Array1::from(self.labels)))
     }
 }
