@@ -2,10 +2,10 @@
 //! the rows of one repetition's split. Labels come from a two-class set whose classes are named
 //! `-1` and `+1` (LIBSVM files, or any set binarised by `[data] positive_classes`; spec D12).
 
-use anyhow::{bail, Result};
-use datasets::{Inputs, Targets};
 use std::sync::OnceLock;
 
+use anyhow::{bail, Result};
+use datasets::{Inputs, Targets};
 use isolation_kernel::{CsrRows, Row, Rows, SparseRow};
 
 use crate::data::DataSpec;
@@ -111,9 +111,9 @@ impl Examples {
         })
     }
 
-    /// These examples with their inputs checked once as the isolation kernel's rows, for
-    /// learners that read them many times (a stream's blocks): [`Self::rows`] checks the whole
-    /// CSR matrix at every call.
+    /// These examples with their inputs as the isolation kernel's rows, for learners that read
+    /// them many times (a stream's blocks): the rows made once ([`Self::rows`] checks a sparse
+    /// matrix at its first call only, then reuses the verdict).
     pub fn checked(&self) -> Result<Checked<'_>> {
         Ok(Checked {
             examples: self,
