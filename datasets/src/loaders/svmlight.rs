@@ -689,7 +689,11 @@ fn clinger(b: &impl Bytes, start: usize) -> Option<(f64, usize)> {
     } else {
         v * POW10[e as usize]
     };
-    Some((if negative { -v } else { v }, i - start))
+    // The sign set by its bit, not chosen by a branch: a value's sign is data, which a branch
+    // predicts badly (ijcnn1's two files: 30.8 -> 28.2 ms on a Zen 4). v is not negative (nor
+    // NaN), so setting the bit is negation, -0.0 included.
+    let v = f64::from_bits(v.to_bits() | (u64::from(negative) << 63));
+    Some((v, i - start))
 }
 
 #[cfg(test)]
