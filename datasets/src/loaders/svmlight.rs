@@ -108,6 +108,10 @@ pub fn parse_svmlight_sparse(
 /// Bytes asked of the reader at a time (a longer line grows the buffer).
 const BLOCK: usize = 1 << 20;
 
+/// Bytes of lines for which `Parser::lines` makes room at a time (see there), at most a block
+/// (so that the tests' small blocks cut chunks too).
+const CHUNK: usize = 1 << 16;
+
 /// Column indices are stored as `u32`: the largest 1-based index (and width) allowed.
 const MAX_ALLOWED: usize = u32::MAX as usize + 1;
 
@@ -128,7 +132,7 @@ fn parse_in_blocks(
             });
         }
     }
-    let mut parser = Parser::new(source, n_features);
+    let mut parser = Parser::new(source, n_features, CHUNK.min(block));
     // buf[..filled] is the start of a line that has no '\n' yet.
     let mut buf = vec![0u8; block.max(1)];
     let mut filled = 0;
@@ -165,6 +169,8 @@ fn parse_in_blocks(
 /// The state of one parse: the matrix so far, the current row and the number of lines read.
 struct Parser<'a> {
     source: &'a Path,
+    /// Bytes of lines given room at a time in [`Self::lines`].
+    chunk: usize,
     n_features: Option<usize>,
     /// The largest index allowed: `n_features`, else [`MAX_ALLOWED`].
     limit: usize,
@@ -184,9 +190,10 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(source: &'a Path, n_features: Option<usize>) -> Self {
+    fn new(source: &'a Path, n_features: Option<usize>, chunk: usize) -> Self {
         Parser {
             source,
+            chunk: chunk.max(1),
             n_features,
             limit: n_features.unwrap_or(MAX_ALLOWED),
             line_no: 0,
@@ -223,14 +230,34 @@ impl<'a> Parser<'a> {
         let (whole, last) = bytes.split_at(complete);
         let mut pos = 0;
         while pos < whole.len() {
-            if let Some(next) = self.common_line(whole, pos) {
-                pos = next;
-                continue;
+            // A chunk of whole lines of about `chunk` bytes, and room for every entry it can hold
+            // (each takes 4 bytes at least, ` 1:1`), so that the common line writes its entries
+            // without a capacity check; it stays enough line after line (a line of L bytes
+            // stores at most L / 4 entries). Short chunks, so that the room seldom outgrows the
+            // reservation made for the whole text.
+            let cut = match whole.len() - pos > self.chunk {
+                true => memchr::memchr(b'\n', &whole[pos + self.chunk..])
+                    .map_or(whole.len(), |i| pos + self.chunk + i + 1),
+                false => whole.len(),
+            };
+            let chunk = &whole[..cut];
+            let room = (cut - pos) / 4 + 1;
+            if self.indices.capacity() - self.indices.len() < room {
+                self.indices.reserve(room);
             }
-            // There is a '\n' at the end of `whole`.
-            let end = memchr::memchr(b'\n', &whole[pos..]).map_or(whole.len(), |i| pos + i);
-            self.other_line(&whole[pos..end])?;
-            pos = end + 1;
+            if self.values.capacity() - self.values.len() < room {
+                self.values.reserve(room);
+            }
+            while pos < cut {
+                if let Some(next) = self.common_line(chunk, pos) {
+                    pos = next;
+                    continue;
+                }
+                // There is a '\n' at the end of `chunk`.
+                let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(cut, |i| pos + i);
+                self.other_line(&chunk[pos..end])?;
+                pos = end + 1;
+            }
         }
         if !last.is_empty() {
             self.other_line(last)?;
@@ -259,7 +286,14 @@ impl<'a> Parser<'a> {
     fn common_line(&mut self, b: &[u8], start: usize) -> Option<usize> {
         let numbers = Ended(b);
         let (label, len) = clinger(&numbers, start)?;
-        let row_start = self.indices.len();
+        // The row's entries go to the spare capacity (enough for every entry of `b`'s lines,
+        // made by `lines`), and the lengths are set once the row is read: no capacity check
+        // per entry, nothing to take back from a row left to the general rules.
+        let (indices, values) = (
+            self.indices.spare_capacity_mut(),
+            self.values.spare_capacity_mut(),
+        );
+        let mut stored = 0;
         let mut row_max = 0;
         let mut i = start + len;
         loop {
@@ -267,7 +301,7 @@ impl<'a> Parser<'a> {
             match b[i] {
                 b' ' => i += 1,
                 b'\n' => break,
-                _ => return self.drop_row(row_start),
+                _ => return None,
             }
             let digits = i;
             let (idx, end) = digit_run(&numbers, i, 0);
@@ -280,32 +314,34 @@ impl<'a> Parser<'a> {
                 | (idx <= row_max)
                 | (idx > self.limit)
             {
-                return self.drop_row(row_start);
+                return None;
             }
-            let Some((val, len)) = clinger(&numbers, i + 1) else {
-                return self.drop_row(row_start);
-            };
+            let (val, len) = clinger(&numbers, i + 1)?;
             i += 1 + len;
             row_max = idx;
             // An explicit zero is dropped (its index counts, as in `store`).
             if val != 0.0 {
-                self.indices.push((idx - 1) as u32);
-                self.values.push(val);
+                // Past the room (only where a general line stored more than it holds): the
+                // general rules, which grow the vectors.
+                let (Some(index), Some(value)) = (indices.get_mut(stored), values.get_mut(stored))
+                else {
+                    return None;
+                };
+                index.write((idx - 1) as u32);
+                value.write(val);
+                stored += 1;
             }
+        }
+        // SAFETY: the first `stored` places past the lengths were written just above.
+        unsafe {
+            self.indices.set_len(self.indices.len() + stored);
+            self.values.set_len(self.values.len() + stored);
         }
         self.line_no += 1;
         self.labels.push(label);
         self.indptr.push(self.indices.len());
         self.max_index = self.max_index.max(row_max);
         Some(i + 1)
-    }
-
-    /// Drops the entries of a row [`Self::common_line`] leaves to the general rules.
-    #[cold]
-    fn drop_row(&mut self, row_start: usize) -> Option<usize> {
-        self.indices.truncate(row_start);
-        self.values.truncate(row_start);
-        None
     }
 
     /// Parses one line (without its `\n`). Tokens are the runs of bytes that are neither ASCII
@@ -1301,6 +1337,27 @@ mod tests {
             }
             text
         })
+    }
+
+    /// The common line writes into room `lines` made; without it, it leaves the line to the
+    /// general rules (and stores nothing), which grow the vectors.
+    #[test]
+    fn common_line_without_room_leaves_the_line_to_the_general_rules() {
+        let text = b"-1 2:0.5 4:-3e-1\n";
+        let mut parser = Parser::new(Path::new("t.svm"), None, 64);
+        assert_eq!(parser.indices.capacity(), 0);
+        assert_eq!(parser.common_line(text, 0), None);
+        assert_eq!((parser.labels.len(), parser.indices.len()), (0, 0));
+        parser.indices.reserve_exact(2);
+        parser.values.reserve_exact(2);
+        assert_eq!(parser.common_line(text, 0), Some(text.len()));
+        let mut parser = Parser::new(Path::new("t.svm"), None, 64);
+        parser.other_line(&text[..text.len() - 1]).unwrap();
+        parser.lines(text).unwrap();
+        let (x, y) = parser.finish().unwrap();
+        assert_eq!(y.to_vec(), vec![-1.0, -1.0]);
+        assert_eq!(x.row(0), (&[1u32, 3][..], &[0.5, -0.3][..]));
+        assert_eq!(x.row(1), x.row(0));
     }
 
     proptest::proptest! {
