@@ -116,37 +116,44 @@ impl CsrMatrix {
     }
 
     /// Number of rows.
+    #[inline]
     pub fn n_rows(&self) -> usize {
         self.indptr.len() - 1
     }
 
     /// Number of columns.
+    #[inline]
     pub fn n_cols(&self) -> usize {
         self.n_cols
     }
 
     /// Number of stored entries.
+    #[inline]
     pub fn nnz(&self) -> usize {
         self.indices.len()
     }
 
     /// Row `i`: its column indices (strictly increasing) and values. Panics if `i >= n_rows`.
+    #[inline]
     pub fn row(&self, i: usize) -> (&[u32], &[f64]) {
         let (a, b) = (self.indptr[i], self.indptr[i + 1]);
         (&self.indices[a..b], &self.values[a..b])
     }
 
     /// Row offsets (`n_rows + 1` entries).
+    #[inline]
     pub fn indptr(&self) -> &[usize] {
         &self.indptr
     }
 
     /// Column index of every stored entry.
+    #[inline]
     pub fn indices(&self) -> &[u32] {
         &self.indices
     }
 
     /// Value of every stored entry.
+    #[inline]
     pub fn values(&self) -> &[f64] {
         &self.values
     }
