@@ -235,10 +235,11 @@ impl<'a> Parser<'a> {
             // without a capacity check; it stays enough line after line (a line of L bytes
             // stores at most L / 4 entries). Short chunks, so that the room seldom outgrows the
             // reservation made for the whole text.
-            let cut = match whole.len() - pos > self.chunk {
-                true => memchr::memchr(b'\n', &whole[pos + self.chunk..])
-                    .map_or(whole.len(), |i| pos + self.chunk + i + 1),
-                false => whole.len(),
+            let cut = if whole.len() - pos > self.chunk {
+                memchr::memchr(b'\n', &whole[pos + self.chunk..])
+                    .map_or(whole.len(), |i| pos + self.chunk + i + 1)
+            } else {
+                whole.len()
             };
             let chunk = &whole[..cut];
             let room = (cut - pos) / 4 + 1;
