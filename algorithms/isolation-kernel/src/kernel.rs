@@ -186,8 +186,21 @@ impl IsolationKernel {
                         // An isolation tree reads x_a at every node: from dense rows, an
                         // index instead of a binary search (the same values, so the same
                         // tree: `walks_reach_the_leaf_of_the_reference_walk`).
+                        // The subsample's rows lie scattered over the training set: ask for
+                        // all their entries first, so that their cache misses overlap instead
+                        // of coming one row after another (ijcnn1, ψ 256: most of the build).
+                        for p in points.iter().take(AHEAD) {
+                            prefetch(p.indices());
+                            prefetch(p.values());
+                        }
                         let mut dense = ndarray::Array2::zeros((psi, dim));
-                        for (mut row, p) in dense.rows_mut().into_iter().zip(&points) {
+                        for (k, (mut row, p)) in
+                            dense.rows_mut().into_iter().zip(&points).enumerate()
+                        {
+                            if let Some(ahead) = points.get(k + AHEAD) {
+                                prefetch(ahead.indices());
+                                prefetch(ahead.values());
+                            }
                             for (&a, &v) in p.indices().iter().zip(p.values()) {
                                 row[a as usize] = v;
                             }
@@ -547,6 +560,27 @@ pub(crate) fn check_t_psi(t: usize, psi: usize) -> Result<(), IsolationError> {
         }));
     }
     Ok(())
+}
+
+/// Rows asked for ahead of the one densified.
+const AHEAD: usize = 8;
+
+/// Asks the processor to bring the cache lines of `v` in (at most the first 256 bytes), without
+/// waiting for them: a hint, which changes no value.
+fn prefetch<T>(v: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(v).min(256);
+        let start = v.as_ptr().cast::<i8>();
+        for offset in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch reads nothing architecturally and never faults; the address is
+            // inside `v` (offset < its size in bytes).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
 }
 
 #[cfg(test)]
