@@ -242,13 +242,10 @@ impl<'a> Parser<'a> {
                 whole.len()
             };
             let chunk = &whole[..cut];
+            // `reserve` does nothing where the capacity already holds the room.
             let room = (cut - pos) / 4 + 1;
-            if self.indices.capacity() - self.indices.len() < room {
-                self.indices.reserve(room);
-            }
-            if self.values.capacity() - self.values.len() < room {
-                self.values.reserve(room);
-            }
+            self.indices.reserve(room);
+            self.values.reserve(room);
             while pos < cut {
                 if let Some(next) = self.common_line(chunk, pos) {
                     pos = next;
