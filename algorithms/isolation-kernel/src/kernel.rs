@@ -18,7 +18,7 @@ use crate::anne::{BlockNonzeros, Voronoi};
 use crate::error::IsolationError;
 use crate::iforest::{leaves_into, leaves_of_rows, IsolationTree};
 use crate::input::{Point, Row, Rows, DENSIFY_LIMIT};
-use crate::ranked::RankedForest;
+use crate::ranked::{RankedForest, Sink};
 
 /// Largest ψ·d for which a sparse subsample is densified to build its isolation tree (32 MiB).
 const DENSE_SUBSAMPLE_LIMIT: usize = 1 << 22;
@@ -28,6 +28,9 @@ const VORONOI_BLOCK: usize = 256;
 
 /// Rows per parallel task of [`IsolationKernel::index_rows`].
 const PARALLEL_ROWS: usize = 1024;
+
+/// Rows whose φ [`IsolationKernel::weighted_sums_of`] finds at a time where it writes φ out.
+const SUMS_BLOCK: usize = 256;
 
 /// How each partitioning H_i is built from its subsample 𝒟_i.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -339,19 +342,70 @@ impl IsolationKernel {
         ids: &[usize],
         out: &mut [u32],
     ) -> Result<(), IsolationError> {
-        if rows.dim() != self.dim {
-            return Err(IsolationError::Core(CoreError::ShapeMismatch {
-                what: "input columns vs the dimension of the model",
-                expected: self.dim,
-                got: rows.dim(),
-            }));
-        }
+        self.check_rows(rows, ids)?;
         let t = self.t();
         if out.len() != ids.len() * t {
             return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "index buffer vs rows x t",
                 expected: ids.len() * t,
                 got: out.len(),
+            }));
+        }
+        self.index_checked_rows(rows, ids, out);
+        Ok(())
+    }
+
+    /// ⟨w, Φ(x)⟩ = Σ_b w[b·ψ + φ_b(x)] of the rows `ids` of `rows` into `out` (one a row),
+    /// each summed in the order of b from 0.0: the same bits as summing [`Self::index_rows_of`]'s
+    /// φ(x) so. Trees mapped by bit vectors add each row's weight as each tree finds its leaf
+    /// (φ is never written out); otherwise φ is found a block of rows at a time and summed.
+    pub fn weighted_sums_of(
+        &self,
+        rows: Rows,
+        ids: &[usize],
+        w: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), IsolationError> {
+        let (t, psi) = (self.t(), self.psi);
+        if w.len() != self.n_columns() {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "weight vector vs t * psi",
+                expected: self.n_columns(),
+                got: w.len(),
+            }));
+        }
+        if out.len() != ids.len() {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "sums vs rows",
+                expected: ids.len(),
+                got: out.len(),
+            }));
+        }
+        self.check_rows(rows, ids)?;
+        if let (Partitionings::Trees(trees), Some(ranked)) = (&self.partitionings, &self.ranked) {
+            if ranked.leaves_of_rows(trees, rows, ids, &mut Sink::Sums { w, psi, out }) {
+                return Ok(());
+            }
+        }
+        let mut phi = vec![0; SUMS_BLOCK.min(ids.len()) * t];
+        for (ids, out) in ids.chunks(SUMS_BLOCK).zip(out.chunks_mut(SUMS_BLOCK)) {
+            let phi = &mut phi[..ids.len() * t];
+            self.index_checked_rows(rows, ids, phi);
+            for (o, phi) in out.iter_mut().zip(phi.chunks_exact(t)) {
+                *o = dot(w, psi, phi);
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows `ids` of `rows` may be mapped: of the model's dimension, every id a row, every
+    /// dense row valid (a sparse set was checked when its rows were made).
+    fn check_rows(&self, rows: Rows, ids: &[usize]) -> Result<(), IsolationError> {
+        if rows.dim() != self.dim {
+            return Err(IsolationError::Core(CoreError::ShapeMismatch {
+                what: "input columns vs the dimension of the model",
+                expected: self.dim,
+                got: rows.dim(),
             }));
         }
         if let Some(&i) = ids.iter().find(|&&i| i >= rows.n_rows()) {
@@ -362,12 +416,10 @@ impl IsolationKernel {
             }));
         }
         if let Rows::Dense(x) = rows {
-            // Only the rows asked for (a sparse set was checked when its rows were made).
             for &i in ids {
                 Row::Dense(x.row(i)).check(self.dim)?;
             }
         }
-        self.index_checked_rows(rows, ids, out);
         Ok(())
     }
 
@@ -379,7 +431,7 @@ impl IsolationKernel {
                 if !self
                     .ranked
                     .as_ref()
-                    .is_some_and(|r| r.leaves_of_rows(trees, rows, ids, out))
+                    .is_some_and(|r| r.leaves_of_rows(trees, rows, ids, &mut Sink::Leaves(out)))
                 {
                     leaves_of_rows(trees, rows, ids, out)
                 }
@@ -746,6 +798,77 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// ⟨w, Φ(x)⟩ summed as the trees find the leaves is φ(x)'s weights summed in tree order,
+    /// bit for bit (w of arbitrary doubles, so that another order or a missing term shows):
+    /// trees mapped by bit vectors alone (ψ ≤ 64) and cut at their top (ψ = 200, walks below),
+    /// dense and sparse rows, a row count leaving a partial group and more than one block, rows
+    /// in another order and repeated; aNNE through φ; and the shape errors.
+    #[test]
+    fn weighted_sums_are_phi_s_weights_summed_in_tree_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let (dense, indptr, indices, values) = sparse_data(1_000, 12, &mut rng);
+        let csr = CsrRows::new(12, &indptr, &indices, &values).unwrap();
+        let mut ids: Vec<usize> = (0..1_000).rev().step_by(3).collect();
+        ids.extend([5, 5, 999, 0]);
+        for (psi, partitioner) in [
+            (16, FULL),
+            (
+                64,
+                Partitioner::IForest {
+                    height_limit: Some(6),
+                },
+            ),
+            (200, FULL),
+            (16, Partitioner::Anne),
+        ] {
+            let k = IsolationKernel::fit(
+                Rows::Dense(dense.view()),
+                psi,
+                13,
+                partitioner,
+                &mut ChaCha8Rng::seed_from_u64(4),
+            )
+            .unwrap();
+            let w: Vec<f64> = (0..k.n_columns())
+                .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-8..8)))
+                .collect();
+            for rows in [Rows::Dense(dense.view()), Rows::Sparse(csr)] {
+                let mut phi = vec![0; ids.len() * 13];
+                k.index_rows_of(rows, &ids, &mut phi).unwrap();
+                let expected: Vec<u64> = phi
+                    .chunks_exact(13)
+                    .map(|phi| dot(&w, psi, phi).to_bits())
+                    .collect();
+                let mut sums = vec![f64::NAN; ids.len()];
+                k.weighted_sums_of(rows, &ids, &w, &mut sums).unwrap();
+                let got: Vec<u64> = sums.iter().map(|s| s.to_bits()).collect();
+                assert_eq!(got, expected, "psi {psi}, {partitioner:?}");
+            }
+        }
+        let k = IsolationKernel::fit(
+            Rows::Dense(dense.view()),
+            16,
+            13,
+            FULL,
+            &mut ChaCha8Rng::seed_from_u64(4),
+        )
+        .unwrap();
+        let rows = Rows::Dense(dense.view());
+        let w = vec![1.0; 16 * 13];
+        assert!(k
+            .weighted_sums_of(rows, &[0, 1], &w[1..], &mut [0.0; 2])
+            .is_err());
+        assert!(k
+            .weighted_sums_of(rows, &[0, 1], &w, &mut [0.0; 3])
+            .is_err());
+        assert!(k
+            .weighted_sums_of(rows, &[0, 1_000], &w, &mut [0.0; 2])
+            .is_err());
+        let mut sums = [0.0; 2];
+        k.weighted_sums_of(rows, &[0, 1], &w, &mut sums).unwrap();
+        assert_eq!(sums, [13.0, 13.0]);
     }
 
     #[test]

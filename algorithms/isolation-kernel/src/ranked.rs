@@ -278,15 +278,22 @@ impl RankedForest {
         trees: &[IsolationTree],
         rows: Rows,
         ids: &[usize],
-        out: &mut [u32],
+        sink: &mut Sink,
     ) -> bool {
+        let t = self.trees.len();
         assert!(
             rows.dim() == self.dim
-                && trees.len() == self.trees.len()
-                && out.len() == ids.len() * self.trees.len()
+                && trees.len() == t
+                && match sink {
+                    Sink::Leaves(out) => out.len() == ids.len() * t,
+                    Sink::Sums { w, psi, out } => w.len() == t * *psi && out.len() == ids.len(),
+                }
         );
         let mut mapped = true;
-        map_block(self, trees, rows, ids, out, &mut mapped);
+        match sink {
+            Sink::Leaves(_) => map_block(self, trees, rows, ids, sink, &mut mapped),
+            Sink::Sums { .. } => sum_block(self, trees, rows, ids, sink, &mut mapped),
+        }
         mapped
     }
 
@@ -355,17 +362,20 @@ impl RankedForest {
     /// their values, where trees are cut), then every tree over the whole block, two groups of
     /// 16 rows at a time (each node's vectors read once for both), the rows of a cut tree
     /// walking on from their exits, the leaves kept a group and a tree to a cache line and
-    /// written to `out` row by row at the end of the block. Inlined, with the functions below
-    /// it, into each tier of [`map_block`] (so compiled for that tier's instruction set); call
-    /// only from one of them.
+    /// written out row by row at the end of the block ([`Sink::Leaves`]); or (`SUMS`,
+    /// [`Sink::Sums`]) each row's weight in a tree added to its sum as soon as the tree has
+    /// found the group's leaves, while the tree's ψ weights are in L1, and the sums written out
+    /// at the end of the block. Inlined, with the functions below it, into each tier of
+    /// [`map_block`] (`SUMS` false) and [`sum_block`] (true), so compiled for that tier's
+    /// instruction set; call only from one of them.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn leaves_of_rows_simd(
+    unsafe fn leaves_of_rows_simd<const SUMS: bool>(
         &self,
         trees: &[IsolationTree],
         rows: Rows,
         ids: &[usize],
-        out: &mut [u32],
+        sink: &mut Sink,
     ) {
         let (t, dim) = (self.trees.len(), self.dim);
         // Whether some tree is cut: its rows' values are then needed for the walks.
@@ -376,6 +386,7 @@ impl RankedForest {
             block,
             values,
             leaves,
+            sums,
         } = &mut scratch;
         block.resize(groups * dim, Lanes([0; LANES]));
         // The rows' values for the walks below the cut trees' tops.
@@ -383,8 +394,17 @@ impl RankedForest {
         // leaves[g · t + b]: the leaves of group g's rows in tree b.
         leaves.resize(groups * t, Leaves([0; LANES]));
         let per_block = groups * LANES;
-        for (ids, out) in ids.chunks(per_block).zip(out.chunks_mut(per_block * t)) {
+        let (w_all, psi): (&[f64], usize) = match sink {
+            Sink::Sums { w, psi, .. } => (w, *psi),
+            Sink::Leaves(_) => (&[], 0),
+        };
+        for (first, ids) in ids.chunks(per_block).enumerate() {
+            let first = first * per_block;
             let n_groups = ids.len().div_ceil(LANES);
+            if let Sink::Sums { .. } = sink {
+                sums.clear();
+                sums.resize(n_groups * LANES, 0.0);
+            }
             let block = &mut block[..n_groups * dim];
             self.rank_rows(rows, ids, block);
             if walks {
@@ -413,7 +433,7 @@ impl RankedForest {
                         }
                     };
                     for (h, exits) in exits.iter().take(pair).enumerate() {
-                        leaves[(g + h) * t + b] = match &ranked.exits {
+                        let found = match &ranked.exits {
                             None => *exits,
                             Some((nodes, steps)) => {
                                 let mut k = [0usize; LANES];
@@ -430,13 +450,32 @@ impl RankedForest {
                                 leaves
                             }
                         };
+                        if SUMS {
+                            let w = &w_all[b * psi..][..psi];
+                            let sums = &mut sums[(g + h) * LANES..][..LANES];
+                            for (sum, &leaf) in sums.iter_mut().zip(&found.0) {
+                                // Every leaf is below ψ (a padding lane's too: a leaf of
+                                // stale ranks); the minimum only spares a bounds check.
+                                *sum += w[(leaf as usize).min(psi - 1)];
+                            }
+                        } else {
+                            leaves[(g + h) * t + b] = found;
+                        }
                     }
                     g += pair;
                 }
             }
-            for (group, out) in leaves.chunks_exact(t).zip(out.chunks_mut(LANES * t)) {
-                // SAFETY: AVX2 (the entry point's target).
-                unsafe { write_rows(group, out, t) };
+            match sink {
+                Sink::Leaves(out) => {
+                    let out = &mut out[first * t..][..ids.len() * t];
+                    for (group, out) in leaves.chunks_exact(t).zip(out.chunks_mut(LANES * t)) {
+                        // SAFETY: AVX2 (the entry point's target).
+                        unsafe { write_rows(group, out, t) };
+                    }
+                }
+                Sink::Sums { out, .. } => {
+                    out[first..][..ids.len()].copy_from_slice(&sums[..ids.len()]);
+                }
             }
         }
         SCRATCH.set(scratch);
@@ -454,11 +493,30 @@ unsafe fn map_block_simd(
     trees: &[IsolationTree],
     rows: Rows<'_>,
     ids: &[usize],
-    out: &mut [u32],
+    sink: &mut Sink<'_>,
     _mapped: &mut bool,
 ) {
     // SAFETY: the caller's promise.
-    unsafe { forest.leaves_of_rows_simd(trees, rows, ids, out) }
+    unsafe { forest.leaves_of_rows_simd::<false>(trees, rows, ids, sink) }
+}
+
+/// [`RankedForest::leaves_of_rows_simd`] summing weights, as the body of the tiers of
+/// [`sum_block`].
+///
+/// # Safety
+/// As [`map_block_simd`]'s.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn sum_block_simd(
+    forest: &RankedForest,
+    trees: &[IsolationTree],
+    rows: Rows<'_>,
+    ids: &[usize],
+    sink: &mut Sink<'_>,
+    _mapped: &mut bool,
+) {
+    // SAFETY: the caller's promise.
+    unsafe { forest.leaves_of_rows_simd::<true>(trees, rows, ids, sink) }
 }
 
 /// No vector unit to map with: nothing written, `mapped` false.
@@ -467,7 +525,7 @@ fn map_block_none(
     _trees: &[IsolationTree],
     _rows: Rows<'_>,
     _ids: &[usize],
-    _out: &mut [u32],
+    _sink: &mut Sink<'_>,
     mapped: &mut bool,
 ) {
     *mapped = false;
@@ -483,7 +541,7 @@ kernel_core::widest_vectors! {
         trees: &[IsolationTree],
         rows: Rows<'_>,
         ids: &[usize],
-        out: &mut [u32],
+        sink: &mut Sink<'_>,
         mapped: &mut bool,
     );
     body map_block_simd;
@@ -492,9 +550,26 @@ kernel_core::widest_vectors! {
     fallback map_block_none;
 }
 
+#[cfg(target_arch = "x86_64")]
+kernel_core::widest_vectors! {
+    /// [`map_block`] summing weights ([`Sink::Sums`]).
+    fn sum_block(
+        forest: &RankedForest,
+        trees: &[IsolationTree],
+        rows: Rows<'_>,
+        ids: &[usize],
+        sink: &mut Sink<'_>,
+        mapped: &mut bool,
+    );
+    body sum_block_simd;
+    tier sum_block_avx512 = "avx2,avx512f,avx512vl,avx512bw" if "avx2", "avx512f", "avx512vl", "avx512bw";
+    tier sum_block_avx2 = "avx2" if "avx2";
+    fallback map_block_none;
+}
+
 /// Elsewhere: no vector map.
 #[cfg(not(target_arch = "x86_64"))]
-use map_block_none as map_block;
+use {map_block_none as map_block, map_block_none as sum_block};
 
 /// The buffers of [`RankedForest::leaves_of_rows`], kept by each thread between calls (a
 /// stream is mapped a thousand rows at a time: without them each call would allocate and
@@ -504,6 +579,7 @@ struct Scratch {
     block: Vec<Lanes>,
     values: Vec<f64>,
     leaves: Vec<Leaves>,
+    sums: Vec<f64>,
 }
 
 thread_local! {
@@ -577,6 +653,20 @@ unsafe fn write_rows(group: &[Leaves], out: &mut [u32], t: usize) {
 #[derive(Debug, Clone, Copy)]
 struct Leaves([u32; LANES]);
 
+/// Where [`RankedForest`] puts what it finds of a block of rows.
+pub(crate) enum Sink<'a> {
+    /// φ(x) of each row, `ids.len()` × t row-major.
+    Leaves(&'a mut [u32]),
+    /// ⟨w, Φ(x)⟩ = Σ_b w[b·ψ + φ_b(x)] of each row, summed in tree order from 0.0 (`w` of
+    /// length t·ψ, `out` of length `ids.len()`): each row's leaves are added as each tree
+    /// finds them, while the tree's ψ weights are in cache, and never written out.
+    Sums {
+        w: &'a [f64],
+        psi: usize,
+        out: &'a mut [f64],
+    },
+}
+
 /// The exit leaves of the rows of `G` groups of 16 (their ranks `groups`, one [`Lanes`] per
 /// attribute each) in the tree of runs `runs`. `K` chunks of candidate leaves a row (2 or 4).
 /// Call only from an entry point compiled for AVX2, with every attribute of `runs` below the length of
@@ -623,7 +713,10 @@ unsafe fn exit_leaves<const K: usize, const G: usize>(
 #[inline(always)]
 unsafe fn lowest_leaves<const K: usize>(sets: [std::arch::x86_64::__m256i; 4]) -> Leaves {
     use std::arch::x86_64::*;
-    let lowest = |x: __m256i| {
+    // Functions, not closures: a closure is not always inlined, and its intrinsics would then
+    // be calls (measured: the whole map three times slower where that happened).
+    #[inline(always)]
+    unsafe fn lowest(x: __m256i) -> __m256i {
         let bit = _mm256_and_si256(x, _mm256_sub_epi32(_mm256_setzero_si256(), x));
         let exponent = _mm256_srli_epi32::<23>(_mm256_castps_si256(_mm256_cvtepi32_ps(bit)));
         // The sign of bit 31's value (-2^31) masked off; an empty set gives -127.
@@ -631,7 +724,12 @@ unsafe fn lowest_leaves<const K: usize>(sets: [std::arch::x86_64::__m256i; 4]) -
             _mm256_and_si256(exponent, _mm256_set1_epi32(0xff)),
             _mm256_set1_epi32(127),
         )
-    };
+    }
+    #[inline(always)]
+    unsafe fn high(lo: __m256i, hi: __m256i, leaf: __m256i) -> __m256i {
+        let upper = _mm256_add_epi32(lowest(hi), _mm256_set1_epi32(32));
+        _mm256_blendv_epi8(leaf, upper, _mm256_cmpeq_epi32(lo, _mm256_setzero_si256()))
+    }
     let (lo03, lo47) = (
         _mm256_unpacklo_epi16(sets[0], sets[1]),
         _mm256_unpackhi_epi16(sets[0], sets[1]),
@@ -642,11 +740,6 @@ unsafe fn lowest_leaves<const K: usize>(sets: [std::arch::x86_64::__m256i; 4]) -
             _mm256_unpacklo_epi16(sets[2], sets[3]),
             _mm256_unpackhi_epi16(sets[2], sets[3]),
         );
-        let zero = _mm256_setzero_si256();
-        let high = |lo: __m256i, hi: __m256i, leaf: __m256i| {
-            let upper = _mm256_add_epi32(lowest(hi), _mm256_set1_epi32(32));
-            _mm256_blendv_epi8(leaf, upper, _mm256_cmpeq_epi32(lo, zero))
-        };
         first = high(lo03, hi03, first);
         second = high(lo47, hi47, second);
     }
@@ -795,7 +888,7 @@ mod tests {
                 let mut walked = vec![u32::MAX; ids.len() * trees.len()];
                 leaves_of_rows(trees, rows, ids, &mut walked);
                 let mut out = vec![u32::MAX; ids.len() * trees.len()];
-                if !ranked.leaves_of_rows(trees, rows, ids, &mut out) {
+                if !ranked.leaves_of_rows(trees, rows, ids, &mut Sink::Leaves(&mut out)) {
                     // No AVX2 here: only the walks are tested.
                     out.clone_from(&walked);
                 }
@@ -804,8 +897,40 @@ mod tests {
                 if std::arch::is_x86_feature_detected!("avx2") {
                     let mut avx2 = vec![u32::MAX; out.len()];
                     // SAFETY: AVX2 (detected); the arguments are those of the call above.
-                    unsafe { map_block_avx2(&ranked, trees, rows, ids, &mut avx2, &mut true) };
+                    let mut sink = Sink::Leaves(&mut avx2);
+                    unsafe { map_block_avx2(&ranked, trees, rows, ids, &mut sink, &mut true) };
                     assert_eq!(avx2, out);
+                }
+                // Weights summed as the trees go: φ's weights in tree order, bit for bit
+                // (arbitrary doubles), by the dispatch and by the AVX2 build.
+                let psi = trees.iter().map(|t| t.n_leaves()).max().unwrap();
+                let w: Vec<f64> = (0..trees.len() * psi)
+                    .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-8..8)))
+                    .collect();
+                let want: Vec<u64> = walked
+                    .chunks_exact(trees.len())
+                    .map(|phi| crate::kernel::dot(&w, psi, phi).to_bits())
+                    .collect();
+                let mut sums = vec![f64::NAN; ids.len()];
+                let mut sink = Sink::Sums {
+                    w: &w,
+                    psi,
+                    out: &mut sums,
+                };
+                if ranked.leaves_of_rows(trees, rows, ids, &mut sink) {
+                    assert_eq!(sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), want);
+                }
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut sums = vec![f64::NAN; ids.len()];
+                    let mut sink = Sink::Sums {
+                        w: &w,
+                        psi,
+                        out: &mut sums,
+                    };
+                    // SAFETY: AVX2 (detected); the arguments are those of the call above.
+                    unsafe { sum_block_avx2(&ranked, trees, rows, ids, &mut sink, &mut true) };
+                    assert_eq!(sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), want);
                 }
                 for ((o, w), &i) in out
                     .chunks_exact(trees.len())

@@ -490,7 +490,8 @@ pub enum Classifier {
     Isolation {
         map: IsolationKernel,
         model: IkModel,
-        /// CPU seconds of this thread spent mapping rows to φ(x) (train and test).
+        /// CPU seconds of this thread spent mapping rows to φ(x) (train and test; IK-OGD's primal
+        /// test predictions with their mapping, see [`Classifier::test`]).
         map_seconds: std::cell::Cell<f64>,
     },
     Ogd(KernelOgd),
@@ -693,8 +694,32 @@ impl Classifier {
     }
 
     /// Test-mode predictions of the rows `ids` (no update; NOGD: averaged weights); returns
-    /// the number of correct labels. Maps [`MAP_CHUNK`] rows at a time.
+    /// the number of correct labels. Maps [`MAP_CHUNK`] rows at a time, except IK-OGD's primal
+    /// form on trees, whose predictions [`IkOgd::predict_rows_of`] makes (the same scores; where
+    /// w outgrows L1 it sums each row's weights as the trees find its leaves, never writing
+    /// φ(x) out), all of its time counted as mapping.
     pub fn test(&self, ex: &Checked, ids: &[usize]) -> Result<usize> {
+        if let Classifier::Isolation {
+            map,
+            model: IkModel::Primal(m),
+            map_seconds,
+        } = self
+        {
+            if matches!(
+                map.partitionings(),
+                isolation_kernel::Partitionings::Trees(_)
+            ) {
+                let clock = Clock::start();
+                let mut scores = vec![0.0; ids.len()];
+                m.predict_rows_of(map, ex.rows(), ids, &mut scores)?;
+                map_seconds.set(map_seconds.get() + clock.cpu());
+                return Ok(scores
+                    .iter()
+                    .zip(ids)
+                    .filter(|&(&g, &i)| label(g) == ex.label(i))
+                    .count());
+            }
+        }
         let (mut correct, mut mapped) = (0, Mapped::default());
         for ids in ids.chunks(MAP_CHUNK) {
             self.map_into(ex, ids, &mut mapped)?;
@@ -1136,6 +1161,37 @@ mod tests {
             assert_eq!(mistakes[0], mistakes[1], "{method}");
             assert!(correct[0] > 300, "{method}: {correct:?} of 600 tested");
             assert_eq!(once.counters(), twice.counters(), "{method}");
+        }
+    }
+
+    /// `test` (IK-OGD's primal form: predictions through the kernel, φ never written out where w
+    /// outgrows L1) counts what mapping the rows and `test_mapped` count, with the same
+    /// look-ups, after training with η = 0.37 (inexact sums) at ψ = 16 and ψ = 512 (t = 20:
+    /// 2.5 and 80 KiB of weights).
+    #[test]
+    fn testing_through_the_kernel_counts_what_testing_the_mapped_rows_does() {
+        let ex = examples(2_000);
+        let all = ex.checked().unwrap();
+        let (train, test): (Vec<usize>, Vec<usize>) = (0..2_000).partition(|i| i % 3 != 0);
+        for psi in [16, 512] {
+            let p: LearnerParams = serde_json::from_value(
+                serde_json::json!({"method": "ik_i", "psi": psi, "t": 20, "eta": 0.37}),
+            )
+            .unwrap();
+            let mut learner =
+                Classifier::build(&p, psi, &all, &mut ChaCha8Rng::seed_from_u64(4)).unwrap();
+            learner.train(&all, &train).unwrap();
+            let mapped = learner.map(&all, &test).unwrap();
+            let before = learner.counters();
+            let want = learner.test_mapped(&all, &test, &mapped).unwrap();
+            let after_mapped = learner.counters();
+            let got = learner.test(&all, &test).unwrap();
+            assert_eq!(got, want, "psi {psi}");
+            assert!(got > test.len() / 2, "psi {psi}: {got} of {}", test.len());
+            assert_eq!(
+                learner.counters().lookups - after_mapped.lookups,
+                after_mapped.lookups - before.lookups
+            );
         }
     }
 
