@@ -342,43 +342,54 @@ pub(crate) trait Point: Sync {
     }
 }
 
-impl Point for ArrayView1<'_, f64> {
-    fn value(&self, a: u32) -> f64 {
-        self[a as usize]
-    }
+/// [`Point`] for a dense row type (indexable by attribute, with `iter` and `len`): ndarray's
+/// row views (any stride) and plain slices (a contiguous row: one load fewer per value than a
+/// view, which the isolation trees' build reads at every node).
+macro_rules! dense_point {
+    ($row:ty) => {
+        impl Point for $row {
+            #[inline]
+            fn value(&self, a: u32) -> f64 {
+                self[a as usize]
+            }
 
-    fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64 {
-        let mut s = 0.0;
-        for (&a, &v) in indices.iter().zip(values) {
-            s += self[a as usize] * v;
+            fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64 {
+                let mut s = 0.0;
+                for (&a, &v) in indices.iter().zip(values) {
+                    s += self[a as usize] * v;
+                }
+                s
+            }
+
+            fn nonzeros(&self) -> Vec<(u32, f64)> {
+                self.iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v != 0.0)
+                    .map(|(a, &v)| (a as u32, v))
+                    .collect()
+            }
+
+            fn non_constant(points: &[Self], ids: &[u32], candidates: Option<&[u32]>) -> Vec<u32> {
+                let Some(&first_id) = ids.first() else {
+                    return Vec::new();
+                };
+                let first = &points[first_id as usize];
+                let varies = |a: u32| {
+                    ids[1..]
+                        .iter()
+                        .any(|&p| points[p as usize][a as usize] != first[a as usize])
+                };
+                match candidates {
+                    Some(c) => c.iter().copied().filter(|&a| varies(a)).collect(),
+                    None => (0..first.len() as u32).filter(|&a| varies(a)).collect(),
+                }
+            }
         }
-        s
-    }
-
-    fn nonzeros(&self) -> Vec<(u32, f64)> {
-        self.iter()
-            .enumerate()
-            .filter(|(_, &v)| v != 0.0)
-            .map(|(a, &v)| (a as u32, v))
-            .collect()
-    }
-
-    fn non_constant(points: &[Self], ids: &[u32], candidates: Option<&[u32]>) -> Vec<u32> {
-        let Some(&first_id) = ids.first() else {
-            return Vec::new();
-        };
-        let first = &points[first_id as usize];
-        let varies = |a: u32| {
-            ids[1..]
-                .iter()
-                .any(|&p| points[p as usize][a as usize] != first[a as usize])
-        };
-        match candidates {
-            Some(c) => c.iter().copied().filter(|&a| varies(a)).collect(),
-            None => (0..first.len() as u32).filter(|&a| varies(a)).collect(),
-        }
-    }
+    };
 }
+
+dense_point!(ArrayView1<'_, f64>);
+dense_point!(&[f64]);
 
 impl Point for SparseRow<'_> {
     fn value(&self, a: u32) -> f64 {
