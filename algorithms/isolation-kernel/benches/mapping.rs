@@ -305,5 +305,72 @@ fn ik_ogd(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, mapping, mapping_block, build, online, ik_ogd);
+/// `ik_ogd_rows/*`: IK-OGD's predictions of 10,000 rows through the kernel
+/// ([`isolation_kernel::IkOgd::predict_rows_of`]: w over 32 KiB, each row's weights summed as
+/// the trees find its leaves; below, φ written out 1,024 rows at a time and then summed) against
+/// mapping 1,024 rows at a time and then `predict_rows` (`*_phi_then_sum`), the authors' ⌈log₂ ψ⌉
+/// trees, t = 100, w trained on the rows' own φ. The bound beside it: t weight look-ups a row
+/// from L1 (w's ψ entries of one tree), on top of `mapping_block`'s map.
+fn ik_ogd_rows(c: &mut Criterion) {
+    use isolation_kernel::IkOgd;
+    use kernel_core::OnlineLearner;
+    let (n, t) = (10_000, 100);
+    let x = dense(n, 7);
+    let csr = Csr::new(n, 8);
+    let y = labels(n, 9);
+    let ids: Vec<usize> = (0..n).collect();
+    let mut group = c.benchmark_group("ik_ogd_rows");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(n as u64));
+    for psi in [32usize, 256, 1024] {
+        for (name, rows) in [
+            ("dense22", Rows::Dense(x.view())),
+            ("sparse123", Rows::Sparse(csr.rows())),
+        ] {
+            let partitioner = Partitioner::IForest {
+                height_limit: Some(isolation_kernel::paper_height_limit(psi)),
+            };
+            let k =
+                IsolationKernel::fit(rows, psi, t, partitioner, &mut ChaCha8Rng::seed_from_u64(3))
+                    .unwrap();
+            let phi = k.index_rows(rows).unwrap();
+            let mut learner = IkOgd::for_kernel(&k, PAPER_ETA).unwrap();
+            for (row, &c) in phi.chunks(t).zip(&y) {
+                learner.update(row, c).unwrap();
+            }
+            let mut out = vec![0.0; n];
+            group.bench_function(BenchmarkId::new(name, format!("psi{psi}_t{t}")), |b| {
+                b.iter(|| {
+                    learner.predict_rows_of(&k, rows, &ids, &mut out).unwrap();
+                    out[n / 2]
+                })
+            });
+            let mut phi = vec![0u32; 1024 * t];
+            group.bench_function(
+                BenchmarkId::new(format!("{name}_phi_then_sum"), format!("psi{psi}_t{t}")),
+                |b| {
+                    b.iter(|| {
+                        for (ids, out) in ids.chunks(1024).zip(out.chunks_mut(1024)) {
+                            let phi = &mut phi[..ids.len() * t];
+                            k.index_rows_of(rows, ids, phi).unwrap();
+                            learner.predict_rows(phi, out).unwrap();
+                        }
+                        out[n / 2]
+                    })
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    mapping,
+    mapping_block,
+    build,
+    online,
+    ik_ogd,
+    ik_ogd_rows
+);
 criterion_main!(benches);
