@@ -30,7 +30,7 @@ use kernel_core::CoreError;
 
 use crate::error::IsolationError;
 use crate::input::{Row, Rows};
-use crate::kernel::{check_t_psi, dot, dot_naive, IsolationKernel};
+use crate::kernel::{check_t_psi, dot, dot_naive, sums_in_order, IsolationKernel};
 pub use crate::ogd_kernel::OgdKernel;
 use crate::store::RowStore;
 
@@ -89,17 +89,6 @@ fn check_cells(phi: &[u32], psi: usize) -> Result<(), IsolationError> {
     }
     Ok(())
 }
-
-/// Rows whose scores [`IkOgd::predict_rows`] sums at once.
-const ROWS_AT_ONCE: usize = 4;
-
-/// Above this size of w, [`IkOgd::predict_rows_of`] sums weights as the trees go (L1 data cache
-/// of the Zen 3 and Zen 4 measured: 32 KiB).
-const SUMMED_AS_MAPPED_BYTES: usize = 32 * 1024;
-
-/// Rows [`IkOgd::predict_rows_of`] maps at a time where it writes φ(x) out (their φ: 400 KiB at
-/// t = 100, in L2).
-const PREDICT_CHUNK: usize = 1024;
 
 /// IK-OGD ([DMKD] Algorithm 2, spec §6), primal form: w ∈ R^{tψ}, w = 0 at start,
 /// g = ⟨w, Φ(x)⟩ = `Σ_i w[i·ψ + φ_i(x)]` (t look-ups, no 1/t, D5), and when c·g < 1
@@ -178,9 +167,9 @@ impl IkOgd {
 
     /// [`OnlineLearner::predict_one`] of every row of `phis` (rows of t indices, one after
     /// another) into `out`: each row's g summed in order, so the bits of `predict_one` (which
-    /// sums in four chains only while that gives the same bits, [`Self::exact`]), but
-    /// [`ROWS_AT_ONCE`] rows at a time, so that their chains of dependent additions overlap (a
-    /// row's t additions alone wait on each other).
+    /// sums in four chains only while that gives the same bits, [`Self::exact`]), but several
+    /// rows at a time ([`sums_in_order`]), so that their chains of dependent additions overlap
+    /// (a row's t additions alone wait on each other).
     pub fn predict_rows(&self, phis: &[u32], out: &mut [f64]) -> Result<(), IsolationError> {
         let (t, psi) = (self.t, self.psi);
         if phis.len() != out.len() * t {
@@ -189,37 +178,16 @@ impl IkOgd {
             );
         }
         check_cells(phis, psi)?;
-        let mut groups = phis.chunks_exact(ROWS_AT_ONCE * t);
-        let mut outs = out.chunks_exact_mut(ROWS_AT_ONCE);
-        for (group, out) in (&mut groups).zip(&mut outs) {
-            let mut g = [0.0; ROWS_AT_ONCE];
-            for (i, w) in self.w.chunks_exact(psi).enumerate() {
-                for (r, g) in g.iter_mut().enumerate() {
-                    // SAFETY: r·t + i < ROWS_AT_ONCE·t, the length of `group`; every cell of
-                    // `phis` is below ψ (check_cells above), the length of `w`. Unchecked: the
-                    // look-ups are most of the work, a bounds check a fifth of each.
-                    *g += unsafe { *w.get_unchecked(*group.get_unchecked(r * t + i) as usize) };
-                }
-            }
-            out.copy_from_slice(&g);
-        }
-        for (phi, out) in groups
-            .remainder()
-            .chunks_exact(t)
-            .zip(outs.into_remainder())
-        {
-            *out = dot(&self.w, psi, phi);
-        }
+        // SAFETY: every cell of `phis` is below ψ (check_cells above).
+        unsafe { sums_in_order(&self.w, psi, phis, out) };
         self.lookups.set(self.lookups.get() + phis.len() as u64);
         Ok(())
     }
 
     /// [`Self::predict_rows`] of the rows `ids` of `rows`, mapped by `kernel` (the partitionings
-    /// this model's cells belong to): the same bits. Where w outgrows L1
-    /// ([`SUMMED_AS_MAPPED_BYTES`]), each row's weights are summed as the trees find its leaves
-    /// ([`IsolationKernel::weighted_sums_of`]: each tree's ψ weights stay in L1, and φ(x) is
-    /// never written out); below that, φ(x) of [`PREDICT_CHUNK`] rows at a time and then
-    /// [`Self::predict_rows`] (measured faster there: ijcnn1's test set at ψ = 32, t = 100).
+    /// this model's cells belong to) by [`IsolationKernel::weighted_sums_of`], which sums each
+    /// row's weights as the trees find its leaves where that is faster than writing φ(x) out:
+    /// the same bits, the same look-ups counted.
     pub fn predict_rows_of(
         &self,
         kernel: &IsolationKernel,
@@ -235,21 +203,9 @@ impl IkOgd {
             )
             .into());
         }
-        if out.len() != ids.len() {
-            return Err(CoreError::shape("scores vs rows", ids.len(), out.len()).into());
-        }
-        if std::mem::size_of_val(self.w.as_slice()) > SUMMED_AS_MAPPED_BYTES {
-            kernel.weighted_sums_of(rows, ids, &self.w, out)?;
-            self.lookups
-                .set(self.lookups.get() + (ids.len() * self.t) as u64);
-        } else {
-            let mut phi = vec![0; PREDICT_CHUNK.min(ids.len()) * self.t];
-            for (ids, out) in ids.chunks(PREDICT_CHUNK).zip(out.chunks_mut(PREDICT_CHUNK)) {
-                let phi = &mut phi[..ids.len() * self.t];
-                kernel.index_rows_of(rows, ids, phi)?;
-                self.predict_rows(phi, out)?;
-            }
-        }
+        kernel.weighted_sums_of(rows, ids, &self.w, out)?;
+        self.lookups
+            .set(self.lookups.get() + (ids.len() * self.t) as u64);
         Ok(())
     }
 
@@ -722,15 +678,16 @@ pub(crate) mod tests {
     }
 
     /// Predictions through the kernel are `predict_rows`'s bits on the rows' φ, with the same
-    /// look-ups counted, both where w fits in L1 (φ written out, ψ = 16, t = 20: 2.5 KiB) and where
-    /// it does not (summed as the trees go, ψ = 256: 40 KiB); η = 0.37 makes w's sums inexact,
-    /// so that an order other than the trees' would show; mismatched shapes are errors.
+    /// look-ups counted, by each of the kernel's routes (t = 20): a tree's weights in registers
+    /// (ψ = 16, where the processor has AVX-512), φ written out (ψ = 64: 10 KiB of w) and summed
+    /// as the trees go (ψ = 256: 40 KiB); η = 0.37 makes w's sums inexact, so that an order
+    /// other than the trees' would show; mismatched shapes are errors.
     #[test]
     fn predictions_through_the_kernel_are_those_of_the_rows_phi() {
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let (x, y) = stream(3_000, 5, &mut rng);
         let ids: Vec<usize> = (0..3_000).rev().collect();
-        for psi in [16, 256] {
+        for psi in [16, 64, 256] {
             let t = 20;
             let kernel = IsolationKernel::fit(
                 Rows::Dense(x.view()),
@@ -740,10 +697,6 @@ pub(crate) mod tests {
                 &mut ChaCha8Rng::seed_from_u64(2),
             )
             .unwrap();
-            assert_eq!(
-                std::mem::size_of::<f64>() * t * psi > SUMMED_AS_MAPPED_BYTES,
-                psi == 256
-            );
             let phi = kernel.index_rows(Rows::Dense(x.view())).unwrap();
             let mut learner = IkOgd::for_kernel(&kernel, 0.37).unwrap();
             for (row, &c) in phi.chunks(t).zip(&y).take(2_000) {

@@ -292,6 +292,9 @@ impl RankedForest {
         let mut mapped = true;
         match sink {
             Sink::Leaves(_) => map_block(self, trees, rows, ids, sink, &mut mapped),
+            Sink::Sums { psi, .. } if *psi <= SMALL_PSI => {
+                sum_small_block(self, trees, rows, ids, sink, &mut mapped)
+            }
             Sink::Sums { .. } => sum_block(self, trees, rows, ids, sink, &mut mapped),
         }
         mapped
@@ -370,7 +373,7 @@ impl RankedForest {
     /// instruction set; call only from one of them.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn leaves_of_rows_simd<const SUMS: bool>(
+    unsafe fn leaves_of_rows_simd<const MODE: u8>(
         &self,
         trees: &[IsolationTree],
         rows: Rows,
@@ -401,7 +404,7 @@ impl RankedForest {
         for (first, ids) in ids.chunks(per_block).enumerate() {
             let first = first * per_block;
             let n_groups = ids.len().div_ceil(LANES);
-            if let Sink::Sums { .. } = sink {
+            if MODE != LEAVES {
                 sums.clear();
                 sums.resize(n_groups * LANES, 0.0);
             }
@@ -411,6 +414,11 @@ impl RankedForest {
                 densify_block(rows, ids, &mut values[..n_groups * LANES * dim]);
             }
             for (b, (tree, ranked)) in trees.iter().zip(&self.trees).enumerate() {
+                // Small sums: the tree's ψ ≤ 32 weights, zeros after them.
+                let mut table = SmallTable([0.0; SMALL_PSI]);
+                if MODE == SMALL_SUMS {
+                    table.0[..psi].copy_from_slice(&w_all[b * psi..][..psi]);
+                }
                 let mut g = 0;
                 while g < n_groups {
                     let pair = usize::from(g + 1 < n_groups) + 1;
@@ -450,7 +458,16 @@ impl RankedForest {
                                 leaves
                             }
                         };
-                        if SUMS {
+                        if MODE == SMALL_SUMS {
+                            // SAFETY: AVX-512 (the only tier that instantiates this mode).
+                            unsafe {
+                                add_small_weights(
+                                    &found,
+                                    &table,
+                                    &mut sums[(g + h) * LANES..][..LANES],
+                                )
+                            };
+                        } else if MODE == SUMS {
                             let w = &w_all[b * psi..][..psi];
                             let sums = &mut sums[(g + h) * LANES..][..LANES];
                             for (sum, &leaf) in sums.iter_mut().zip(&found.0) {
@@ -497,7 +514,7 @@ unsafe fn map_block_simd(
     _mapped: &mut bool,
 ) {
     // SAFETY: the caller's promise.
-    unsafe { forest.leaves_of_rows_simd::<false>(trees, rows, ids, sink) }
+    unsafe { forest.leaves_of_rows_simd::<LEAVES>(trees, rows, ids, sink) }
 }
 
 /// [`RankedForest::leaves_of_rows_simd`] summing weights, as the body of the tiers of
@@ -516,7 +533,75 @@ unsafe fn sum_block_simd(
     _mapped: &mut bool,
 ) {
     // SAFETY: the caller's promise.
-    unsafe { forest.leaves_of_rows_simd::<true>(trees, rows, ids, sink) }
+    unsafe { forest.leaves_of_rows_simd::<SUMS>(trees, rows, ids, sink) }
+}
+
+/// [`RankedForest::leaves_of_rows_simd`] summing at most [`SMALL_PSI`] weights a tree held in
+/// registers, as the body of the AVX-512 tier of [`sum_small_block`].
+///
+/// # Safety
+/// As [`map_block_simd`]'s, with AVX-512 (F, VL, BW) and ψ ≤ [`SMALL_PSI`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn sum_small_block_simd(
+    forest: &RankedForest,
+    trees: &[IsolationTree],
+    rows: Rows<'_>,
+    ids: &[usize],
+    sink: &mut Sink<'_>,
+    _mapped: &mut bool,
+) {
+    // SAFETY: the caller's promise.
+    unsafe { forest.leaves_of_rows_simd::<SMALL_SUMS>(trees, rows, ids, sink) }
+}
+
+/// What [`RankedForest::leaves_of_rows_simd`] makes: leaves, sums, sums from a small table.
+const LEAVES: u8 = 0;
+const SUMS: u8 = 1;
+const SMALL_SUMS: u8 = 2;
+
+/// The most weights a tree may have for [`sum_small_block`]: four AVX-512 registers.
+pub(crate) const SMALL_PSI: usize = 32;
+
+/// One tree's weights for [`add_small_weights`], zeros past ψ.
+#[repr(C, align(64))]
+struct SmallTable([f64; SMALL_PSI]);
+
+/// Adds to `sums` (16 rows') each row's weight in `table` at its leaf in `found` (each below
+/// 32; only the low five bits are read), by two-table permutes instead of sixteen loads.
+///
+/// # Safety
+/// AVX-512 F (the caller's target).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn add_small_weights(found: &Leaves, table: &SmallTable, sums: &mut [f64]) {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(sums.len(), LANES);
+    // SAFETY: aligned 64-byte loads of the table's four lines and the leaves' one; sums holds
+    // 16 values (two unaligned 8-value loads and stores).
+    unsafe {
+        let t = table.0.as_ptr();
+        let (t0, t1, t2, t3) = (
+            _mm512_load_pd(t),
+            _mm512_load_pd(t.add(8)),
+            _mm512_load_pd(t.add(16)),
+            _mm512_load_pd(t.add(24)),
+        );
+        let leaves = _mm512_load_si512(found.0.as_ptr().cast());
+        let halves = [
+            _mm512_cvtepu32_epi64(_mm512_castsi512_si256(leaves)),
+            _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(leaves)),
+        ];
+        for (k, ix) in halves.into_iter().enumerate() {
+            let low = _mm512_permutex2var_pd(t0, ix, t1);
+            let high = _mm512_permutex2var_pd(t2, ix, t3);
+            let upper = _mm512_test_epi64_mask(ix, _mm512_set1_epi64(16));
+            let w = _mm512_mask_blend_pd(upper, low, high);
+            let s = sums.as_mut_ptr().add(8 * k);
+            _mm512_storeu_pd(s, _mm512_add_pd(_mm512_loadu_pd(s), w));
+        }
+    }
 }
 
 /// No vector unit to map with: nothing written, `mapped` false.
@@ -567,9 +652,26 @@ kernel_core::widest_vectors! {
     fallback map_block_none;
 }
 
+#[cfg(target_arch = "x86_64")]
+kernel_core::widest_vectors! {
+    /// [`sum_block`] with each tree's at most [`SMALL_PSI`] weights in registers: AVX-512 only,
+    /// else nothing (`mapped` set false).
+    fn sum_small_block(
+        forest: &RankedForest,
+        trees: &[IsolationTree],
+        rows: Rows<'_>,
+        ids: &[usize],
+        sink: &mut Sink<'_>,
+        mapped: &mut bool,
+    );
+    body sum_small_block_simd;
+    tier sum_small_block_avx512 = "avx2,avx512f,avx512vl,avx512bw" if "avx2", "avx512f", "avx512vl", "avx512bw";
+    fallback map_block_none;
+}
+
 /// Elsewhere: no vector map.
 #[cfg(not(target_arch = "x86_64"))]
-use {map_block_none as map_block, map_block_none as sum_block};
+use {map_block_none as map_block, map_block_none as sum_block, map_block_none as sum_small_block};
 
 /// The buffers of [`RankedForest::leaves_of_rows`], kept by each thread between calls (a
 /// stream is mapped a thousand rows at a time: without them each call would allocate and
@@ -919,6 +1021,27 @@ mod tests {
                 };
                 if ranked.leaves_of_rows(trees, rows, ids, &mut sink) {
                     assert_eq!(sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), want);
+                }
+                // Each route whatever ψ (the small one while ψ allows): the widest builds.
+                for small in [false, true] {
+                    if small && psi > SMALL_PSI {
+                        continue;
+                    }
+                    let mut sums = vec![f64::NAN; ids.len()];
+                    let mut sink = Sink::Sums {
+                        w: &w,
+                        psi,
+                        out: &mut sums,
+                    };
+                    let mut mapped = true;
+                    if small {
+                        sum_small_block(&ranked, trees, rows, ids, &mut sink, &mut mapped);
+                    } else {
+                        sum_block(&ranked, trees, rows, ids, &mut sink, &mut mapped);
+                    }
+                    if mapped {
+                        assert_eq!(sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), want);
+                    }
                 }
                 #[cfg(target_arch = "x86_64")]
                 if std::arch::is_x86_feature_detected!("avx2") {
