@@ -381,13 +381,7 @@ impl IsolationKernel {
         out: &mut [f64],
     ) -> Result<(), IsolationError> {
         let (t, psi) = (self.t(), self.psi);
-        if w.len() != self.n_columns() {
-            return Err(IsolationError::Core(CoreError::ShapeMismatch {
-                what: "weight vector vs t * psi",
-                expected: self.n_columns(),
-                got: w.len(),
-            }));
-        }
+        self.check_weights(w)?;
         if out.len() != ids.len() {
             return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "sums vs rows",
@@ -513,7 +507,8 @@ impl IsolationKernel {
         Ok(dot_naive(w, self.psi, phi))
     }
 
-    fn check_dot(&self, w: &[f64], phi: &[u32]) -> Result<(), IsolationError> {
+    /// `w` has one weight per feature column (t·ψ).
+    fn check_weights(&self, w: &[f64]) -> Result<(), IsolationError> {
         if w.len() != self.n_columns() {
             return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "weight vector vs t * psi",
@@ -521,6 +516,11 @@ impl IsolationKernel {
                 got: w.len(),
             }));
         }
+        Ok(())
+    }
+
+    fn check_dot(&self, w: &[f64], phi: &[u32]) -> Result<(), IsolationError> {
+        self.check_weights(w)?;
         if phi.len() != self.t() {
             return Err(IsolationError::Core(CoreError::ShapeMismatch {
                 what: "index vector vs t",

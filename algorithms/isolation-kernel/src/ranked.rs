@@ -499,13 +499,15 @@ impl RankedForest {
     }
 }
 
-/// [`RankedForest::leaves_of_rows_simd`] as the body of the tiers of [`map_block`].
+/// [`RankedForest::leaves_of_rows_simd`] making `MODE`'s output, as the body of the tiers of
+/// [`map_block`] ([`LEAVES`]), [`sum_block`] ([`SUMS`]) and [`sum_small_block`] ([`SMALL_SUMS`]).
 ///
 /// # Safety
-/// Only through a tier compiled for AVX2 or wider, with the arguments `leaves_of_rows` checks.
+/// Only through a tier compiled for AVX2 or wider (AVX-512 F, VL, BW for [`SMALL_SUMS`], with
+/// ψ ≤ [`SMALL_PSI`]), with the arguments `leaves_of_rows` checks.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn map_block_simd(
+unsafe fn block_simd<const MODE: u8>(
     forest: &RankedForest,
     trees: &[IsolationTree],
     rows: Rows<'_>,
@@ -514,45 +516,7 @@ unsafe fn map_block_simd(
     _mapped: &mut bool,
 ) {
     // SAFETY: the caller's promise.
-    unsafe { forest.leaves_of_rows_simd::<LEAVES>(trees, rows, ids, sink) }
-}
-
-/// [`RankedForest::leaves_of_rows_simd`] summing weights, as the body of the tiers of
-/// [`sum_block`].
-///
-/// # Safety
-/// As [`map_block_simd`]'s.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn sum_block_simd(
-    forest: &RankedForest,
-    trees: &[IsolationTree],
-    rows: Rows<'_>,
-    ids: &[usize],
-    sink: &mut Sink<'_>,
-    _mapped: &mut bool,
-) {
-    // SAFETY: the caller's promise.
-    unsafe { forest.leaves_of_rows_simd::<SUMS>(trees, rows, ids, sink) }
-}
-
-/// [`RankedForest::leaves_of_rows_simd`] summing at most [`SMALL_PSI`] weights a tree held in
-/// registers, as the body of the AVX-512 tier of [`sum_small_block`].
-///
-/// # Safety
-/// As [`map_block_simd`]'s, with AVX-512 (F, VL, BW) and ψ ≤ [`SMALL_PSI`].
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn sum_small_block_simd(
-    forest: &RankedForest,
-    trees: &[IsolationTree],
-    rows: Rows<'_>,
-    ids: &[usize],
-    sink: &mut Sink<'_>,
-    _mapped: &mut bool,
-) {
-    // SAFETY: the caller's promise.
-    unsafe { forest.leaves_of_rows_simd::<SMALL_SUMS>(trees, rows, ids, sink) }
+    unsafe { forest.leaves_of_rows_simd::<MODE>(trees, rows, ids, sink) }
 }
 
 /// What [`RankedForest::leaves_of_rows_simd`] makes: leaves, sums, sums from a small table.
@@ -616,57 +580,49 @@ fn map_block_none(
     *mapped = false;
 }
 
-#[cfg(target_arch = "x86_64")]
-kernel_core::widest_vectors! {
+/// The entry points of [`block_simd`]: one `widest_vectors!` dispatch per mode, each with the
+/// signature of [`map_block_none`], its fallback.
+macro_rules! block_entry {
+    ($(#[$meta:meta])* $name:ident = $mode:ident; $(tier $tier:ident = $feature:literal if $($detect:tt),+;)+) => {
+        #[cfg(target_arch = "x86_64")]
+        kernel_core::widest_vectors! {
+            $(#[$meta])*
+            fn $name(
+                forest: &RankedForest,
+                trees: &[IsolationTree],
+                rows: Rows<'_>,
+                ids: &[usize],
+                sink: &mut Sink<'_>,
+                mapped: &mut bool,
+            );
+            body block_simd::<$mode>;
+            $(tier $tier = $feature if $($detect),+;)+
+            fallback map_block_none;
+        }
+    };
+}
+
+block_entry! {
     /// The block map of [`RankedForest::leaves_of_rows`] with AVX-512 (F, VL, BW: the same AVX2
     /// intrinsics, each node's `andnot(and)` then fused into one `vpternlog`) or AVX2, else
     /// nothing (`mapped` set false).
-    fn map_block(
-        forest: &RankedForest,
-        trees: &[IsolationTree],
-        rows: Rows<'_>,
-        ids: &[usize],
-        sink: &mut Sink<'_>,
-        mapped: &mut bool,
-    );
-    body map_block_simd;
+    map_block = LEAVES;
     tier map_block_avx512 = "avx2,avx512f,avx512vl,avx512bw" if "avx2", "avx512f", "avx512vl", "avx512bw";
     tier map_block_avx2 = "avx2" if "avx2";
-    fallback map_block_none;
 }
 
-#[cfg(target_arch = "x86_64")]
-kernel_core::widest_vectors! {
+block_entry! {
     /// [`map_block`] summing weights ([`Sink::Sums`]).
-    fn sum_block(
-        forest: &RankedForest,
-        trees: &[IsolationTree],
-        rows: Rows<'_>,
-        ids: &[usize],
-        sink: &mut Sink<'_>,
-        mapped: &mut bool,
-    );
-    body sum_block_simd;
+    sum_block = SUMS;
     tier sum_block_avx512 = "avx2,avx512f,avx512vl,avx512bw" if "avx2", "avx512f", "avx512vl", "avx512bw";
     tier sum_block_avx2 = "avx2" if "avx2";
-    fallback map_block_none;
 }
 
-#[cfg(target_arch = "x86_64")]
-kernel_core::widest_vectors! {
+block_entry! {
     /// [`sum_block`] with each tree's at most [`SMALL_PSI`] weights in registers: AVX-512 only,
     /// else nothing (`mapped` set false).
-    fn sum_small_block(
-        forest: &RankedForest,
-        trees: &[IsolationTree],
-        rows: Rows<'_>,
-        ids: &[usize],
-        sink: &mut Sink<'_>,
-        mapped: &mut bool,
-    );
-    body sum_small_block_simd;
+    sum_small_block = SMALL_SUMS;
     tier sum_small_block_avx512 = "avx2,avx512f,avx512vl,avx512bw" if "avx2", "avx512f", "avx512vl", "avx512bw";
-    fallback map_block_none;
 }
 
 /// Elsewhere: no vector map.
