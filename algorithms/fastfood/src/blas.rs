@@ -302,7 +302,7 @@ mod tests {
         use ndarray_linalg::Cholesky;
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        for n in [1usize, 2, 5, 47, 48, 49, 97, 278] {
+        for n in [1usize, 2, 5, 31, 32, 33, 47, 48, 49, 64, 65, 97, 278] {
             let b = ndarray::Array2::from_shape_fn((n, n + 3), |_| rng.random::<f64>() - 0.5);
             let k = b.dot(&b.t()) + ndarray::Array2::<f64>::eye(n) * 0.1;
             let l = k.cholesky(ndarray_linalg::UPLO::Lower).unwrap();

@@ -371,8 +371,10 @@ impl IsolationKernel {
 
     /// ⟨w, Φ(x)⟩ = Σ_b w[b·ψ + φ_b(x)] of the rows `ids` of `rows` into `out` (one a row),
     /// each summed in the order of b from 0.0: the same bits as summing [`Self::index_rows_of`]'s
-    /// φ(x) so. Trees mapped by bit vectors add each row's weight as each tree finds its leaf
-    /// (φ is never written out); otherwise φ is found a block of rows at a time and summed.
+    /// φ(x) so. Trees mapped by bit vectors add each row's weight as each tree finds its leaf,
+    /// φ never written out, where w outgrows L1 (more than 32 KiB) or, with AVX-512, where a
+    /// tree's weights fit in registers (ψ ≤ 32); otherwise (and for aNNE) φ is found
+    /// [`SUMS_BLOCK`] rows at a time and summed four rows at a time ([`sums_in_order`]).
     pub fn weighted_sums_of(
         &self,
         rows: Rows,
@@ -404,6 +406,7 @@ impl IsolationKernel {
         for (ids, out) in ids.chunks(SUMS_BLOCK).zip(out.chunks_mut(SUMS_BLOCK)) {
             let phi = &mut phi[..ids.len() * t];
             self.index_checked_rows(rows, ids, phi);
+            debug_assert!(phi.iter().all(|&c| (c as usize) < psi));
             // SAFETY: every cell of a partitioning of ψ cells is below ψ.
             unsafe { sums_in_order(w, psi, phi, out) };
         }
@@ -854,33 +857,34 @@ mod tests {
         }
     }
 
-    /// ⟨w, Φ(x)⟩ summed as the trees find the leaves is φ(x)'s weights summed in tree order,
-    /// bit for bit (w of arbitrary doubles, so that another order or a missing term shows):
-    /// trees mapped by bit vectors alone (ψ ≤ 64) and cut at their top (ψ = 200, walks below),
-    /// dense and sparse rows, a row count leaving a partial group and more than one block, rows
-    /// in another order and repeated; aNNE through φ; and the shape errors.
+    /// ⟨w, Φ(x)⟩ by each of its routes is φ(x)'s weights summed in tree order, bit for bit (w
+    /// of arbitrary doubles, so that another order or a missing term shows): summed as the trees
+    /// go, on trees mapped by bit vectors alone (ψ = 64, t = 100: 50 KiB of w) and on trees cut
+    /// at their top (ψ = 200, t = 40, walks below); a tree's weights in registers (ψ = 16, with
+    /// AVX-512); φ written out (ψ = 64, t = 20: 10 KiB; and aNNE); dense and sparse rows, 1,504
+    /// rows (past one ranked block of 672 rows at d = 12 and one block of φ of 1,024, leaving a
+    /// partial group), in another order and repeated; and the shape errors.
     #[test]
     fn weighted_sums_are_phi_s_weights_summed_in_tree_order() {
         let mut rng = ChaCha8Rng::seed_from_u64(21);
         let (dense, indptr, indices, values) = sparse_data(1_000, 12, &mut rng);
         let csr = CsrRows::new(12, &indptr, &indices, &values).unwrap();
-        let mut ids: Vec<usize> = (0..1_000).rev().step_by(3).collect();
+        let mut ids: Vec<usize> = (0..1_000).rev().chain((0..1_000).step_by(2)).collect();
         ids.extend([5, 5, 999, 0]);
-        for (psi, partitioner) in [
-            (16, FULL),
-            (
-                64,
-                Partitioner::IForest {
-                    height_limit: Some(6),
-                },
-            ),
-            (200, FULL),
-            (16, Partitioner::Anne),
+        let six = Partitioner::IForest {
+            height_limit: Some(6),
+        };
+        for (psi, t, partitioner) in [
+            (16, 40, FULL),
+            (64, 100, six),
+            (64, 20, six),
+            (200, 40, FULL),
+            (16, 40, Partitioner::Anne),
         ] {
             let k = IsolationKernel::fit(
                 Rows::Dense(dense.view()),
                 psi,
-                13,
+                t,
                 partitioner,
                 &mut ChaCha8Rng::seed_from_u64(4),
             )
@@ -889,16 +893,16 @@ mod tests {
                 .map(|_| rng.random_range(-1.0..1.0) * 10f64.powi(rng.random_range(-8..8)))
                 .collect();
             for rows in [Rows::Dense(dense.view()), Rows::Sparse(csr)] {
-                let mut phi = vec![0; ids.len() * 13];
+                let mut phi = vec![0; ids.len() * t];
                 k.index_rows_of(rows, &ids, &mut phi).unwrap();
                 let expected: Vec<u64> = phi
-                    .chunks_exact(13)
+                    .chunks_exact(t)
                     .map(|phi| dot(&w, psi, phi).to_bits())
                     .collect();
                 let mut sums = vec![f64::NAN; ids.len()];
                 k.weighted_sums_of(rows, &ids, &w, &mut sums).unwrap();
                 let got: Vec<u64> = sums.iter().map(|s| s.to_bits()).collect();
-                assert_eq!(got, expected, "psi {psi}, {partitioner:?}");
+                assert_eq!(got, expected, "psi {psi}, t {t}, {partitioner:?}");
             }
         }
         let k = IsolationKernel::fit(

@@ -195,11 +195,19 @@ impl IkOgd {
         ids: &[usize],
         out: &mut [f64],
     ) -> Result<(), IsolationError> {
-        if (kernel.t(), kernel.psi()) != (self.t, self.psi) {
+        if kernel.t() != self.t {
             return Err(CoreError::shape(
-                "partitionings x cells vs the model's",
-                self.t * self.psi,
-                kernel.n_columns(),
+                "the kernel's partitionings vs the model's t",
+                self.t,
+                kernel.t(),
+            )
+            .into());
+        }
+        if kernel.psi() != self.psi {
+            return Err(CoreError::shape(
+                "the kernel's cells vs the model's psi",
+                self.psi,
+                kernel.psi(),
             )
             .into());
         }

@@ -269,10 +269,12 @@ impl RankedForest {
         })
     }
 
-    /// φ(x) of the rows `ids` of `rows` into `out` (`ids.len()` × t, row-major) through
-    /// `trees` (those the forest was made from) when the processor has AVX2; `false` (nothing
-    /// written) when it has not. `rows` must be valid, of the forest's dimension, every id below
-    /// its row count and `out` of the right length.
+    /// What `sink` asks for of the rows `ids` of `rows` through `trees` (those the forest was
+    /// made from): their φ(x) (`ids.len()` × t, row-major) or their weights' sums; `false`
+    /// (nothing written) where the processor lacks the vectors the route needs (AVX2; AVX-512
+    /// for sums with ψ ≤ [`SMALL_PSI`]). `rows` must be valid, of the forest's dimension, every id
+    /// below its row count, the sink's buffers of the right lengths and every leaf of a tree
+    /// below the sink's ψ.
     pub(crate) fn leaves_of_rows(
         &self,
         trees: &[IsolationTree],
@@ -365,12 +367,14 @@ impl RankedForest {
     /// their values, where trees are cut), then every tree over the whole block, two groups of
     /// 16 rows at a time (each node's vectors read once for both), the rows of a cut tree
     /// walking on from their exits, the leaves kept a group and a tree to a cache line and
-    /// written out row by row at the end of the block ([`Sink::Leaves`]); or (`SUMS`,
-    /// [`Sink::Sums`]) each row's weight in a tree added to its sum as soon as the tree has
-    /// found the group's leaves, while the tree's ψ weights are in L1, and the sums written out
-    /// at the end of the block. Inlined, with the functions below it, into each tier of
-    /// [`map_block`] (`SUMS` false) and [`sum_block`] (true), so compiled for that tier's
-    /// instruction set; call only from one of them.
+    /// written out row by row at the end of the block (`MODE` [`LEAVES`], [`Sink::Leaves`]); or
+    /// ([`SUMS`], [`Sink::Sums`]) each row's weight in a tree added to its sum as soon as the
+    /// tree has found the group's leaves, while the tree's ψ weights are in L1, by loads, or
+    /// ([`SMALL_SUMS`], ψ ≤ [`SMALL_PSI`]) by permutes of the weights held in registers
+    /// ([`add_small_weights`]), and the sums written out at the end of the block. Inlined, with
+    /// the functions below it, into each tier of [`map_block`], [`sum_block`] and
+    /// [`sum_small_block`], so compiled for that tier's instruction set; call only from one of
+    /// them.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     unsafe fn leaves_of_rows_simd<const MODE: u8>(
@@ -520,14 +524,18 @@ unsafe fn block_simd<const MODE: u8>(
 }
 
 /// What [`RankedForest::leaves_of_rows_simd`] makes: leaves, sums, sums from a small table.
+#[cfg(target_arch = "x86_64")]
 const LEAVES: u8 = 0;
+#[cfg(target_arch = "x86_64")]
 const SUMS: u8 = 1;
+#[cfg(target_arch = "x86_64")]
 const SMALL_SUMS: u8 = 2;
 
 /// The most weights a tree may have for [`sum_small_block`]: four AVX-512 registers.
 pub(crate) const SMALL_PSI: usize = 32;
 
 /// One tree's weights for [`add_small_weights`], zeros past ψ.
+#[cfg(target_arch = "x86_64")]
 #[repr(C, align(64))]
 struct SmallTable([f64; SMALL_PSI]);
 
@@ -631,7 +639,9 @@ use {map_block_none as map_block, map_block_none as sum_block, map_block_none as
 
 /// The buffers of [`RankedForest::leaves_of_rows`], kept by each thread between calls (a
 /// stream is mapped a thousand rows at a time: without them each call would allocate and
-/// clear some 150 KiB). Every entry a call reads it has written first.
+/// clear some 150 KiB). Every entry a call reads it has written first, except the ranks of a
+/// partial group's padding lanes (stale ranks of earlier rows, or zeros: a valid path through
+/// every tree, whose leaves and sums are computed and never written out).
 #[derive(Default)]
 struct Scratch {
     block: Vec<Lanes>,
@@ -928,8 +938,13 @@ mod tests {
             indptr.push(indices.len());
         }
         let csr = CsrRows::new(d, &indptr, &indices, &values).unwrap();
-        // Row counts leaving a group of one row, and of 13 (8 + 5).
-        let long: Vec<usize> = (0..x.nrows()).rev().chain(0..37).collect();
+        // Row counts leaving a group of one row, and of 13 (8 + 5); `long` past one block (at
+        // d = 5, 102 groups of 16: 1,632 rows), so that a second block's offsets are read.
+        let long: Vec<usize> = (0..x.nrows())
+            .rev()
+            .chain(0..x.nrows())
+            .chain(0..37)
+            .collect();
         let short: Vec<usize> = (100..145).collect();
         for (trees, ids) in [
             (&small, &long),

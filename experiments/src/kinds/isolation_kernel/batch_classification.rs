@@ -109,7 +109,7 @@ const COLUMNS: &[ColumnDoc] = &[
     },
     ColumnDoc {
         name: "map_seconds",
-        doc: "CPU seconds of train_seconds + test_seconds spent mapping rows to phi(x) (IK; IK-OGD's test predictions are summed as the rows are mapped and counted here; null for OGD, NOGD and the authors' code)",
+        doc: "CPU seconds of train_seconds + test_seconds spent mapping rows to phi(x) (IK; the test predictions of IK-OGD's primal form on trees are made as the rows are mapped and counted here; null for OGD, NOGD and the authors' code)",
     },
     ColumnDoc {
         name: "read_seconds",
