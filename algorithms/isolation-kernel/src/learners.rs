@@ -195,21 +195,21 @@ impl IkOgd {
         ids: &[usize],
         out: &mut [f64],
     ) -> Result<(), IsolationError> {
-        if kernel.t() != self.t {
-            return Err(CoreError::shape(
+        for (what, model, theirs) in [
+            (
                 "the kernel's partitionings vs the model's t",
                 self.t,
                 kernel.t(),
-            )
-            .into());
-        }
-        if kernel.psi() != self.psi {
-            return Err(CoreError::shape(
+            ),
+            (
                 "the kernel's cells vs the model's psi",
                 self.psi,
                 kernel.psi(),
-            )
-            .into());
+            ),
+        ] {
+            if theirs != model {
+                return Err(CoreError::shape(what, model, theirs).into());
+            }
         }
         kernel.weighted_sums_of(rows, ids, &self.w, out)?;
         self.lookups

@@ -405,6 +405,7 @@ impl RankedForest {
             Sink::Sums { w, psi, .. } => (w, *psi),
             Sink::Leaves(_) => (&[], 0),
         };
+        let mut table = SmallTable([0.0; SMALL_PSI]);
         for (first, ids) in ids.chunks(per_block).enumerate() {
             let first = first * per_block;
             let n_groups = ids.len().div_ceil(LANES);
@@ -418,8 +419,7 @@ impl RankedForest {
                 densify_block(rows, ids, &mut values[..n_groups * LANES * dim]);
             }
             for (b, (tree, ranked)) in trees.iter().zip(&self.trees).enumerate() {
-                // Small sums: the tree's ψ ≤ 32 weights, zeros after them.
-                let mut table = SmallTable([0.0; SMALL_PSI]);
+                // Small sums: the tree's ψ ≤ 32 weights (zeros after them, never overwritten).
                 if MODE == SMALL_SUMS {
                     table.0[..psi].copy_from_slice(&w_all[b * psi..][..psi]);
                 }

@@ -1167,8 +1167,8 @@ mod tests {
     /// The wiring of `test` for IK-OGD's primal form (predictions through the kernel: the bits
     /// of each route are tested in the isolation-kernel crate): the same rows, labels and model
     /// as mapping the rows and `test_mapped`, so the same count of correct labels and of
-    /// look-ups, its time counted as mapping; after training with η = 0.37 at ψ = 16 and ψ = 512
-    /// (t = 20: 2.5 and 80 KiB of weights).
+    /// look-ups; after training with η = 0.37 at ψ = 16 and ψ = 512 (t = 20: 2.5 and 80 KiB of
+    /// weights).
     #[test]
     fn testing_through_the_kernel_counts_what_testing_the_mapped_rows_does() {
         let ex = examples(2_000);
@@ -1186,9 +1186,7 @@ mod tests {
             let before = learner.counters();
             let want = learner.test_mapped(&all, &test, &mapped).unwrap();
             let after_mapped = learner.counters();
-            let mapping = learner.map_seconds().unwrap();
             let got = learner.test(&all, &test).unwrap();
-            assert!(learner.map_seconds().unwrap() > mapping);
             assert_eq!(got, want, "psi {psi}");
             assert!(got > test.len() / 2, "psi {psi}: {got} of {}", test.len());
             assert_eq!(
